@@ -1,0 +1,130 @@
+//! Sandboxed in-process pipeline runs against spawning `opt` once per pipeline.
+//!
+//!     cargo bench --bench engine                 # 60 pipelines x 3 rounds
+//!     CTOS_BENCH_PIPELINES=100 CTOS_BENCH_PROGRAM=p.c cargo bench --bench engine
+//!
+//! Same program, same random 20-pass pipelines (seeded), measured interleaved in one run
+//! so machine noise hits both sides alike. Per pipeline we keep the median of the rounds,
+//! then report the median over pipelines and the ratio of total times.
+//! (A plain harness rather than criterion: the figure of merit is a ratio over many
+//! different pipelines, not the distribution of one closure's time.)
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+use ctos::llvm::{CFrontend, IrModule, TargetSpec};
+use ctos::sandbox::{ExecMode, JobSpec, Limits, Outcome, Pool};
+use ctos::seq::random::random_flat;
+use ctos::seq::Catalog;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let program = std::env::var("CTOS_BENCH_PROGRAM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root.join("tests/data/csmith-12345.c"));
+    let n_pipelines = env_or("CTOS_BENCH_PIPELINES", 60);
+    let rounds = env_or("CTOS_BENCH_ROUNDS", 3);
+    let major = ctos::llvm::version().0;
+    let opt = format!("/usr/lib/llvm-{major}/bin/opt");
+
+    let frontend = CFrontend::default();
+    let dir = tempfile::tempdir().unwrap();
+    let bitcode = dir.path().join("program.bc");
+    std::fs::write(&bitcode, frontend.compile(&program).unwrap()).unwrap();
+    let mut module = IrModule::load(&bitcode, &frontend, &TargetSpec::default()).unwrap();
+
+    let catalog = Catalog::for_llvm(major).unwrap();
+    let pool_passes: Vec<_> = catalog
+        .set("ctos")
+        .unwrap()
+        .into_iter()
+        .filter(|p| catalog.unsafe_reason(&p.name).is_none() && p.name != "require")
+        .collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    let pipelines: Vec<String> =
+        (0..n_pipelines).map(|_| random_flat(&mut rng, &pool_passes, 20).render(&catalog).unwrap()).collect();
+
+    let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+    let out_bc = dir.path().join("out.bc");
+    let mut ours = vec![Vec::new(); n_pipelines];
+    let mut opt_out = vec![Vec::new(); n_pipelines];
+    let mut opt_disable = vec![Vec::new(); n_pipelines];
+    let mut outcomes = std::collections::BTreeMap::new();
+    for round in 0..rounds {
+        for (i, p) in pipelines.iter().enumerate() {
+            let job = JobSpec { pipeline: p.clone(), verify_each: false, emit_ir: false, exec: ExecMode::Never };
+            let t = Instant::now();
+            let run = pool.run_one(&mut module, &job).unwrap();
+            ours[i].push(t.elapsed().as_secs_f64() * 1e3);
+            if round == 0 {
+                *outcomes.entry(run.outcome.as_str()).or_insert(0) += 1;
+                if run.outcome == Outcome::Rejected {
+                    panic!("pipeline rejected: {p}: {:?}", run.message);
+                }
+                if run.outcome != Outcome::Ok {
+                    eprintln!("pipeline {i}: {}: {}", run.outcome.as_str(), run.message.unwrap_or_default());
+                }
+            }
+            for (times, output) in [(&mut opt_out, Some(&out_bc)), (&mut opt_disable, None)] {
+                let mut cmd = Command::new(&opt);
+                cmd.arg(format!("-passes={p}")).arg(&bitcode);
+                match output {
+                    Some(o) => cmd.arg("-o").arg(o),
+                    None => cmd.arg("-disable-output"),
+                };
+                let t = Instant::now();
+                let _ = cmd.output().unwrap();
+                times[i].push(t.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+    }
+    let per = |v: &Vec<Vec<f64>>| v.iter().map(|r| median(r.clone())).collect::<Vec<f64>>();
+    let (ours, opt_out, opt_disable) = (per(&ours), per(&opt_out), per(&opt_disable));
+    let total = |v: &[f64]| v.iter().sum::<f64>();
+    let ratios: Vec<f64> = ours.iter().zip(&opt_out).map(|(a, b)| b / a).collect();
+    println!(
+        "program: {} ({} instructions), LLVM {}",
+        program.display(),
+        module.instruction_count(),
+        ctos::llvm::version_string()
+    );
+    println!("{n_pipelines} random 20-pass pipelines from the ctos set, {rounds} rounds, medians per pipeline");
+    println!("outcomes of the in-process runs: {outcomes:?}");
+    println!("{:<44} {:>10} {:>12}", "", "median ms", "total ms");
+    println!("{:<44} {:>10.2} {:>12.1}", "ctos sandbox (fork, run, verify, hash)", median(ours.clone()), total(&ours));
+    println!(
+        "{:<44} {:>10.2} {:>12.1}",
+        format!("opt-{major} -o out.bc (spawned)"),
+        median(opt_out.clone()),
+        total(&opt_out)
+    );
+    println!(
+        "{:<44} {:>10.2} {:>12.1}",
+        format!("opt-{major} -disable-output (spawned)"),
+        median(opt_disable.clone()),
+        total(&opt_disable)
+    );
+    println!(
+        "speed-up vs opt -o: {:.2}x on totals, {:.2}x median per-pipeline ratio; vs -disable-output: {:.2}x on totals",
+        total(&opt_out) / total(&ours),
+        median(ratios),
+        total(&opt_disable) / total(&ours)
+    );
+}

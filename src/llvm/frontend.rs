@@ -1,0 +1,82 @@
+//! C programs become IR through the clang of the same LLVM version (its bitcode is what
+//! this LLVM reads without upgrade surprises).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// How `.c` inputs are compiled to unoptimized IR.
+#[derive(Debug, Clone)]
+pub struct CFrontend {
+    pub clang: PathBuf,
+    /// Flags before the input file. The default keeps the IR unoptimized but optimizable:
+    /// plain `-O0` marks every function `optnone` and the new PM then skips most passes.
+    pub flags: Vec<String>,
+}
+
+pub const DEFAULT_C_FLAGS: &[&str] = &["-O0", "-Xclang", "-disable-O0-optnone"];
+
+/// `clang-22` for the LLVM 22 build, `clang-19` for the LLVM 19 one.
+pub fn clang_for_this_llvm() -> PathBuf {
+    let major = super::version().0;
+    let in_tree = PathBuf::from(format!("/usr/lib/llvm-{major}/bin/clang"));
+    if in_tree.exists() {
+        in_tree
+    } else {
+        PathBuf::from(format!("clang-{major}"))
+    }
+}
+
+impl Default for CFrontend {
+    fn default() -> Self {
+        CFrontend { clang: clang_for_this_llvm(), flags: DEFAULT_C_FLAGS.iter().map(|s| s.to_string()).collect() }
+    }
+}
+
+impl CFrontend {
+    /// Replace the optimization flags (e.g. `-O2 -Xclang -disable-llvm-passes`, which keeps
+    /// TBAA metadata that some bugs need).
+    pub fn with_flags(clang: Option<PathBuf>, flags: Option<&str>) -> CFrontend {
+        let mut fe = CFrontend::default();
+        if let Some(c) = clang {
+            fe.clang = c;
+        }
+        if let Some(f) = flags {
+            fe.flags = f.split_whitespace().map(str::to_string).collect();
+        }
+        fe
+    }
+
+    /// Compile to bitcode in memory.
+    pub fn compile(&self, source: &Path) -> Result<Vec<u8>, String> {
+        let mut cmd = Command::new(&self.clang);
+        cmd.args(&self.flags).args(["-emit-llvm", "-c", "-w", "-o", "-"]);
+        // csmith programs include "csmith.h"; harmless for other programs.
+        if Path::new("/usr/include/csmith").is_dir() {
+            cmd.arg("-I/usr/include/csmith");
+        }
+        cmd.arg(source);
+        let out = cmd.output().map_err(|e| {
+            format!("cannot run {}: {e} (install it with scripts/setup.sh, or pass --clang PATH)", self.clang.display())
+        })?;
+        if !out.status.success() {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            let first: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).take(3).collect();
+            let shown = if first.is_empty() { stderr.lines().take(3).collect::<Vec<_>>() } else { first };
+            return Err(format!("clang failed on {}: {}", source.display(), shown.join(" | ")));
+        }
+        Ok(out.stdout)
+    }
+
+    /// The command line, for reproduction instructions.
+    pub fn command_line(&self, source: &Path, output: &str) -> String {
+        let mut parts = vec![self.clang.display().to_string()];
+        parts.extend(self.flags.iter().cloned());
+        parts.extend(["-emit-llvm", "-c", "-w"].map(String::from));
+        if Path::new("/usr/include/csmith").is_dir() {
+            parts.push("-I/usr/include/csmith".into());
+        }
+        parts.push(source.display().to_string());
+        parts.extend(["-o".to_string(), output.to_string()]);
+        parts.join(" ")
+    }
+}

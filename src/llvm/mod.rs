@@ -1,0 +1,45 @@
+//! The only module that touches inkwell and llvm-sys.
+//!
+//! Nothing here isolates anything: a pipeline can crash or `exit` the calling process.
+//! Callers run pipelines through `crate::sandbox`, which forks first.
+
+mod frontend;
+mod module;
+mod process;
+
+use std::sync::Once;
+
+use inkwell::targets::{InitializationConfig, Target, TargetMachine};
+
+pub use frontend::{clang_for_this_llvm, CFrontend};
+pub use module::{IrModule, LoadError, TargetSpec};
+pub use process::{install_fatal_error_handler, override_symbol, parse_llvm_args, FatalHandler};
+
+/// (major, minor, patch) of the LLVM linked into this binary.
+pub fn version() -> (u32, u32, u32) {
+    inkwell::support::get_llvm_version()
+}
+
+pub fn version_string() -> String {
+    let (a, b, c) = version();
+    format!("{a}.{b}.{c}")
+}
+
+/// Initialise the native target once per process. Call before forking so children
+/// inherit it rather than each paying for it.
+pub fn init() {
+    static INIT: Once = Once::new();
+    INIT.call_once(|| {
+        Target::initialize_native(&InitializationConfig::default()).expect("LLVM has no native target");
+        unsafe { inkwell::llvm_sys::execution_engine::LLVMLinkInMCJIT() };
+    });
+}
+
+/// The triple a module that names none gets: ours, since we execute on this host.
+pub fn host_triple() -> String {
+    TargetMachine::get_default_triple().as_str().to_string_lossy().into_owned()
+}
+
+pub fn host_cpu() -> String {
+    TargetMachine::get_host_cpu_name().to_string()
+}

@@ -1,0 +1,218 @@
+//! An owned LLVM module (with its context and an optional driver module), and everything
+//! the engine does to it: target set-up, pipelines, verification, printing, hashing,
+//! linking and JIT execution of `main`.
+
+use std::mem::ManuallyDrop;
+use std::path::Path;
+
+use inkwell::context::Context;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::module::Module;
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{CodeModel, RelocMode, Target, TargetMachine, TargetTriple};
+use inkwell::OptimizationLevel;
+use serde::{Deserialize, Serialize};
+
+use super::frontend::CFrontend;
+
+/// Which target to optimize for. Defaults match `opt`: the module's triple (the host's
+/// when it names none) and a generic CPU, so `opt-22` reproduces what we report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetSpec {
+    /// Overrides the module's triple, like `opt -mtriple`.
+    pub triple: Option<String>,
+    /// Like `opt -mcpu`; empty means generic, `native` means this host.
+    pub cpu: String,
+    /// Like `opt -mattr`.
+    pub features: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{0}")]
+    Parse(String),
+    #[error("{path}: the input IR is invalid (the verifier says: {message})")]
+    Invalid { path: String, message: String },
+    #[error("{0}")]
+    Frontend(String),
+    #[error("{0}")]
+    Target(String),
+    #[error("cannot link {what}: {message}")]
+    Link { what: String, message: String },
+}
+
+/// A module in its own context. The context is boxed so the modules can borrow it for as
+/// long as this value lives (inkwell ties a module's lifetime to its context's).
+pub struct IrModule {
+    module: ManuallyDrop<Module<'static>>,
+    driver: Option<ManuallyDrop<Module<'static>>>,
+    machine: TargetMachine,
+    context: ManuallyDrop<Box<Context>>,
+}
+
+impl Drop for IrModule {
+    fn drop(&mut self) {
+        // Modules first: they belong to the context.
+        unsafe {
+            ManuallyDrop::drop(&mut self.module);
+            if let Some(d) = self.driver.as_mut() {
+                ManuallyDrop::drop(d);
+            }
+            ManuallyDrop::drop(&mut self.context);
+        }
+    }
+}
+
+fn parse_in(context: &Context, bytes: &[u8], name: &str) -> Result<Module<'static>, LoadError> {
+    let buffer = MemoryBuffer::create_from_memory_range_copy(bytes, name);
+    let module = context.create_module_from_ir(buffer).map_err(|e| LoadError::Parse(e.to_string()))?;
+    // The context outlives the module: both live in IrModule, dropped in order.
+    Ok(unsafe { std::mem::transmute::<Module<'_>, Module<'static>>(module) })
+}
+
+impl IrModule {
+    /// Load `.ll`, `.bc`, or `.c` (through clang, see [`CFrontend`]).
+    pub fn load(path: &Path, frontend: &CFrontend, target: &TargetSpec) -> Result<IrModule, LoadError> {
+        let name = path.display().to_string();
+        let bytes = if path.extension().is_some_and(|e| e == "c") {
+            frontend.compile(path).map_err(LoadError::Frontend)?
+        } else {
+            std::fs::read(path).map_err(|source| LoadError::Read { path: name.clone(), source })?
+        };
+        IrModule::from_bytes(&bytes, &name, target)
+    }
+
+    /// Textual IR or bitcode (recognised by its magic number).
+    pub fn from_bytes(bytes: &[u8], name: &str, target: &TargetSpec) -> Result<IrModule, LoadError> {
+        super::init();
+        let context = Box::new(Context::create());
+        let ctx: &'static Context = unsafe { &*(context.as_ref() as *const Context) };
+        let module = parse_in(ctx, bytes, name)?;
+        // Passes that write files (dot-callgraph) name them after the module identifier;
+        // a bare file name keeps them in the sandbox's scratch directory.
+        let base = std::path::Path::new(name).file_name().map_or(name.to_string(), |b| b.to_string_lossy().into());
+        module.set_name(&base);
+        let machine = configure_target(&module, target)?;
+        module
+            .verify()
+            .map_err(|m| LoadError::Invalid { path: name.to_string(), message: first_lines(&m.to_string(), 3) })?;
+        Ok(IrModule { module: ManuallyDrop::new(module), driver: None, machine, context: ManuallyDrop::new(context) })
+    }
+
+    /// A module linked in after optimization, before execution: typically a `main` that
+    /// calls the optimized code, as LLVM bug reports attach `driver.ll`.
+    pub fn set_driver(&mut self, path: &Path) -> Result<(), LoadError> {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|source| LoadError::Read { path: name.clone(), source })?;
+        let ctx: &'static Context = unsafe { &*(self.context.as_ref() as *const Context) };
+        let driver = parse_in(ctx, &bytes, &name)?;
+        driver.set_triple(&self.module.get_triple());
+        driver.set_data_layout(&self.module.get_data_layout());
+        self.driver = Some(ManuallyDrop::new(driver));
+        Ok(())
+    }
+
+    pub fn has_driver(&self) -> bool {
+        self.driver.is_some()
+    }
+
+    pub fn has_main(&self) -> bool {
+        let defines = |m: &Module| m.get_function("main").is_some_and(|f| f.count_basic_blocks() > 0);
+        defines(&self.module) || self.driver.as_deref().is_some_and(defines)
+    }
+
+    pub fn triple(&self) -> String {
+        self.module.get_triple().as_str().to_string_lossy().into_owned()
+    }
+
+    pub fn instruction_count(&self) -> usize {
+        self.module.get_functions().flat_map(|f| f.get_basic_blocks()).map(|b| b.get_instructions().count()).sum()
+    }
+
+    /// Run a new-PM pipeline. `Err` only when LLVM rejects the text; everything else LLVM
+    /// does wrong (crash, fatal error, broken IR under verify-each) ends the process.
+    pub fn run_pipeline(&mut self, pipeline: &str, verify_each: bool) -> Result<(), String> {
+        let options = PassBuilderOptions::create();
+        options.set_verify_each(verify_each);
+        // What `opt` uses, so its `-passes=default<O3>` and ours are the same pipeline.
+        options.set_loop_vectorization(true);
+        options.set_loop_slp_vectorization(true);
+        options.set_loop_interleaving(true);
+        options.set_loop_unrolling(true);
+        self.module.run_passes(pipeline, &self.machine, options).map_err(|e| e.to_string())
+    }
+
+    /// The verifier's complaint, if the module is broken.
+    pub fn verify(&self) -> Result<(), String> {
+        self.module.verify().map_err(|e| e.to_string())
+    }
+
+    pub fn ir_text(&self) -> String {
+        self.module.print_to_string().to_string()
+    }
+
+    /// A stable hash of the printed IR: equal modules, equal hashes, across runs.
+    pub fn ir_hash(&self) -> u64 {
+        let text = self.module.print_to_string();
+        xxhash_rust::xxh3::xxh3_64(text.to_bytes())
+    }
+
+    /// Link the driver (if any) into the module, compile it in a JIT, call `compiled`,
+    /// and run `main`, returning its exit code. The module then belongs to the JIT: call
+    /// this only in a child process that exits afterwards.
+    pub fn jit_main(&mut self, compiled: impl FnOnce()) -> Result<i32, String> {
+        if let Some(driver) = self.driver.take() {
+            self.module
+                .link_in_module(ManuallyDrop::into_inner(driver))
+                .map_err(|e| format!("cannot link the driver: {e}"))?;
+        }
+        let engine = self.module.create_jit_execution_engine(OptimizationLevel::None).map_err(|e| e.to_string())?;
+        let main = engine.get_function_value("main").map_err(|_| "the program has no main function".to_string())?;
+        // Asking for an address makes MCJIT generate code for the whole module now.
+        engine.get_function_address("main").map_err(|e| format!("code generation failed: {e:?}"))?;
+        compiled();
+        engine.run_static_constructors();
+        Ok(unsafe { engine.run_function_as_main(main, &[]) })
+    }
+}
+
+fn first_lines(text: &str, n: usize) -> String {
+    text.lines().take(n).collect::<Vec<_>>().join(" | ")
+}
+
+/// Give the module a triple and data layout if it lacks them, and build the target
+/// machine the passes' cost models will see.
+fn configure_target(module: &Module, spec: &TargetSpec) -> Result<TargetMachine, LoadError> {
+    let current = module.get_triple().as_str().to_string_lossy().into_owned();
+    let triple_text = match (&spec.triple, current.is_empty()) {
+        (Some(t), _) => t.clone(),
+        (None, true) => super::host_triple(),
+        (None, false) => current,
+    };
+    let triple = TargetTriple::create(&triple_text);
+    module.set_triple(&triple);
+    let target = Target::from_triple(&triple)
+        .map_err(|e| LoadError::Target(format!("no LLVM target for triple '{triple_text}': {e}")))?;
+    let cpu = if spec.cpu == "native" { super::host_cpu() } else { spec.cpu.clone() };
+    let features = if spec.cpu == "native" && spec.features.is_empty() {
+        TargetMachine::get_host_cpu_features().to_string()
+    } else {
+        spec.features.clone()
+    };
+    let machine = target
+        .create_target_machine(
+            &triple,
+            &cpu,
+            &features,
+            OptimizationLevel::Default,
+            RelocMode::Default,
+            CodeModel::Default,
+        )
+        .ok_or_else(|| LoadError::Target(format!("cannot create a target machine for '{triple_text}' cpu '{cpu}'")))?;
+    if module.get_data_layout().as_str().to_bytes().is_empty() {
+        module.set_data_layout(&machine.get_target_data().get_data_layout());
+    }
+    Ok(machine)
+}

@@ -1,0 +1,92 @@
+//! Process-wide LLVM state: the fatal-error hook, cl::opt flags, JIT symbol overrides.
+
+use std::ffi::{c_char, c_void, CString};
+
+use inkwell::llvm_sys;
+
+/// Called with LLVM's message when it reports a fatal error. It must not return
+/// (LLVM would `exit(1)` after it): the sandbox's handler records the message and `_exit`s.
+pub type FatalHandler = extern "C" fn(reason: *const c_char);
+
+pub fn install_fatal_error_handler(handler: FatalHandler) {
+    unsafe { llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(handler)) }
+}
+
+// The C API's LLVMParseCommandLineOptions sends errors to nulls() and drops the result,
+// so a mistyped flag would be ignored silently. The C++ entry point takes an error stream.
+extern "C" {
+    #[link_name = "_ZN4llvm4errsEv"]
+    fn llvm_errs() -> *mut c_void;
+}
+#[cfg(not(feature = "llvm19"))]
+extern "C" {
+    #[link_name = "_ZN4llvm2cl23ParseCommandLineOptionsEiPKPKcNS_9StringRefEPNS_11raw_ostreamEPNS_3vfs10FileSystemES2_b"]
+    fn cl_parse(
+        argc: i32,
+        argv: *const *const c_char,
+        overview: *const c_char,
+        overview_len: usize,
+        errs: *mut c_void,
+        vfs: *mut c_void,
+        env_var: *const c_char,
+        long_options_use_double_dash: bool,
+    ) -> bool;
+}
+#[cfg(feature = "llvm19")]
+extern "C" {
+    #[link_name = "_ZN4llvm2cl23ParseCommandLineOptionsEiPKPKcNS_9StringRefEPNS_11raw_ostreamES2_b"]
+    fn cl_parse(
+        argc: i32,
+        argv: *const *const c_char,
+        overview: *const c_char,
+        overview_len: usize,
+        errs: *mut c_void,
+        env_var: *const c_char,
+        long_options_use_double_dash: bool,
+    ) -> bool;
+}
+
+/// Set LLVM's cl::opt flags (`-slp-threshold=-50`) for this process. LLVM prints what is
+/// wrong with them on stderr; `false` means it rejected them.
+pub fn parse_llvm_args(args: &[String]) -> bool {
+    if args.is_empty() {
+        return true;
+    }
+    let owned: Vec<CString> = std::iter::once("ctos".to_string())
+        .chain(args.iter().cloned())
+        .map(|a| CString::new(a).expect("no NUL in LLVM flags"))
+        .collect();
+    let argv: Vec<*const c_char> = owned.iter().map(|a| a.as_ptr()).collect();
+    let overview = b"ctos";
+    let argc = argv.len() as i32;
+    unsafe {
+        #[cfg(not(feature = "llvm19"))]
+        let ok = cl_parse(
+            argc,
+            argv.as_ptr(),
+            overview.as_ptr().cast(),
+            overview.len(),
+            llvm_errs(),
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            false,
+        );
+        #[cfg(feature = "llvm19")]
+        let ok = cl_parse(
+            argc,
+            argv.as_ptr(),
+            overview.as_ptr().cast(),
+            overview.len(),
+            llvm_errs(),
+            std::ptr::null(),
+            false,
+        );
+        ok
+    }
+}
+
+/// Make JIT-compiled code call `address` for the external symbol `name` (e.g. `exit`).
+pub fn override_symbol(name: &str, address: *mut c_void) {
+    let name = CString::new(name).expect("no NUL in symbol names");
+    unsafe { llvm_sys::support::LLVMAddSymbol(name.as_ptr(), address) }
+}

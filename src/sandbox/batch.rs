@@ -1,0 +1,86 @@
+//! Many pipelines on one module, `jobs` children at a time, executing each distinct
+//! optimized module once: pipelines that produce the same IR hash share one execution.
+
+use std::collections::HashMap;
+
+use super::{Event, ExecMode, Execution, JobId, JobSpec, Pool, Run};
+use crate::llvm::IrModule;
+
+pub struct BatchItem {
+    pub index: usize,
+    pub job: JobSpec,
+}
+
+enum ExecState {
+    Running,
+    Finished(Option<Execution>),
+}
+
+/// Run every item; `on_done(index, run)` is called as runs finish (not in index order).
+pub fn run_batch(
+    pool: &mut Pool,
+    module: &mut IrModule,
+    items: impl IntoIterator<Item = BatchItem>,
+    mut on_done: impl FnMut(usize, Run),
+) -> std::io::Result<()> {
+    let mut queue = items.into_iter();
+    let mut index_of: HashMap<JobId, usize> = HashMap::new();
+    let mut hash_of: HashMap<usize, u64> = HashMap::new();
+    let mut executor_of: HashMap<u64, usize> = HashMap::new();
+    let mut executions: HashMap<u64, ExecState> = HashMap::new();
+    // Runs whose module is being executed by another job: finished once it is.
+    let mut waiting: HashMap<u64, Vec<(usize, Run)>> = HashMap::new();
+    let mut exhausted = false;
+    loop {
+        while pool.has_capacity() && !exhausted {
+            match queue.next() {
+                Some(mut item) => {
+                    if item.job.exec == ExecMode::Always {
+                        item.job.exec = ExecMode::AskParent;
+                    }
+                    let id = pool.submit(module, &item.job)?;
+                    index_of.insert(id, item.index);
+                }
+                None => exhausted = true,
+            }
+        }
+        let Some(event) = pool.next_event() else { break };
+        match event {
+            Event::Optimized { id, ir_hash } => {
+                let index = index_of[&id];
+                hash_of.insert(index, ir_hash);
+                let first = !executions.contains_key(&ir_hash);
+                if first {
+                    executions.insert(ir_hash, ExecState::Running);
+                    executor_of.insert(ir_hash, index);
+                }
+                pool.decide(id, first);
+            }
+            Event::Done { id, mut run } => {
+                let index = index_of.remove(&id).expect("known job");
+                let Some(hash) = hash_of.remove(&index) else {
+                    on_done(index, run);
+                    continue;
+                };
+                if executor_of.get(&hash) == Some(&index) {
+                    executor_of.remove(&hash);
+                    executions.insert(hash, ExecState::Finished(run.execution.clone()));
+                    for (other, mut other_run) in waiting.remove(&hash).unwrap_or_default() {
+                        other_run.execution = run.execution.clone();
+                        on_done(other, other_run);
+                    }
+                    on_done(index, run);
+                } else {
+                    match executions.get(&hash) {
+                        Some(ExecState::Finished(execution)) => {
+                            run.execution = execution.clone();
+                            on_done(index, run);
+                        }
+                        _ => waiting.entry(hash).or_default().push((index, run)),
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,190 @@
+//! What a forked child does: limit itself, install handlers that report LLVM's fatal
+//! errors and crashes to the parent, optimize, verify, hash, and maybe execute `main`.
+//! Every path ends in `_exit`, so no destructor or atexit handler of the parent's state
+//! runs in the child.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+
+use super::wire::{self, Phase};
+use super::{ExecMode, JobSpec, Limits, OptDone};
+use crate::llvm::{self, IrModule};
+
+static MSG_FD: AtomicI32 = AtomicI32::new(-1);
+static PHASE: AtomicU8 = AtomicU8::new(0);
+
+/// File descriptors a child inherits for its job.
+pub(super) struct ChildIo {
+    pub msg: RawFd,
+    pub cmd: RawFd,
+    pub stdout: RawFd,
+    pub stderr: RawFd,
+}
+
+fn send(tag: u8, payload: &[u8]) {
+    wire::send_raw(MSG_FD.load(Ordering::Relaxed), tag, payload);
+}
+
+pub(super) fn set_phase(phase: Phase) {
+    PHASE.store(phase as u8, Ordering::Relaxed);
+    send(wire::PHASE, &[phase as u8]);
+}
+
+/// The phase this child is in; coverage recording reads it to stop at the optimizer's end.
+pub fn current_phase() -> Phase {
+    Phase::from_u8(PHASE.load(Ordering::Relaxed))
+}
+
+extern "C" fn on_fatal(reason: *const c_char) {
+    let text = if reason.is_null() { &b"(no message)"[..] } else { unsafe { CStr::from_ptr(reason) }.to_bytes() };
+    send(wire::FATAL, text);
+    unsafe { libc::_exit(77) }
+}
+
+extern "C" fn on_crash(signal: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+    let mut frames = [0usize; 64];
+    let n = unsafe { libc::backtrace(frames.as_mut_ptr().cast(), frames.len() as c_int) }.max(0) as usize;
+    let pc = unsafe { (*(context as *const libc::ucontext_t)).uc_mcontext.gregs[libc::REG_RIP as usize] as usize };
+    // The unwinder lists this handler and the signal trampoline before the faulting frame;
+    // start at the faulting PC when it is there.
+    let start = frames[..n].iter().position(|&f| f == pc).unwrap_or(0);
+    let mut trace = [0usize; 65];
+    trace[0] = pc;
+    let mut len = 1;
+    for &f in &frames[start..n] {
+        if f != pc || len > 1 {
+            trace[len] = f;
+            len += 1;
+        }
+    }
+    let fault = unsafe { (*info).si_addr() } as u64;
+    let mut buf = [0u8; 12 + 65 * 8];
+    let used = wire::encode_crash(&mut buf, signal, fault, &trace[..len]);
+    send(wire::CRASH, &buf[..used]);
+    // SA_RESETHAND restored the default action: re-raise so the parent sees the signal.
+    unsafe {
+        libc::raise(signal);
+        libc::_exit(128 + signal)
+    }
+}
+
+extern "C" fn on_out_of_memory() {
+    send(wire::OOM, b"");
+    unsafe { libc::_exit(78) }
+}
+
+/// `exit` as the JIT-compiled program sees it: report the code without running the
+/// parent's atexit handlers and static destructors in this child.
+extern "C" fn program_exit(code: c_int) {
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    send(wire::EXEC_DONE, &code.to_le_bytes());
+    unsafe { libc::_exit(0) }
+}
+
+extern "C" {
+    #[link_name = "_ZSt15set_new_handlerPFvvE"]
+    fn set_new_handler(handler: Option<extern "C" fn()>) -> Option<extern "C" fn()>;
+    static mut stdout: *mut libc::FILE;
+}
+
+unsafe fn install_crash_handlers() {
+    let stack_size = 256 * 1024;
+    let stack = libc::mmap(
+        std::ptr::null_mut(),
+        stack_size,
+        libc::PROT_READ | libc::PROT_WRITE,
+        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+        -1,
+        0,
+    );
+    if stack != libc::MAP_FAILED {
+        let ss = libc::stack_t { ss_sp: stack, ss_flags: 0, ss_size: stack_size };
+        libc::sigaltstack(&ss, std::ptr::null_mut());
+    }
+    let mut action: libc::sigaction = std::mem::zeroed();
+    action.sa_sigaction = on_crash as *const () as usize;
+    action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESETHAND;
+    libc::sigemptyset(&mut action.sa_mask);
+    for signal in [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGABRT, libc::SIGSYS] {
+        libc::sigaction(signal, &action, std::ptr::null_mut());
+    }
+}
+
+unsafe fn limit_and_redirect(io: &ChildIo, limits: &Limits) {
+    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+    let limit = libc::rlimit { rlim_cur: limits.memory_bytes, rlim_max: limits.memory_bytes };
+    libc::setrlimit(libc::RLIMIT_AS, &limit);
+    let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+    libc::dup2(null, 0);
+    libc::dup2(io.stdout, 1);
+    libc::dup2(io.stderr, 2);
+    // Keep the JIT-compiled program's output up to a crash, line by line.
+    libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IOLBF, 0);
+}
+
+fn wait_for_command(fd: RawFd) -> u8 {
+    let mut byte = 0u8;
+    loop {
+        let n = unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) };
+        if n == 1 {
+            return byte;
+        }
+        if n == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return b'q';
+        }
+    }
+}
+
+/// The whole life of a child. Never returns.
+pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io: &ChildIo, limits: &Limits) -> ! {
+    MSG_FD.store(io.msg, Ordering::Relaxed);
+    unsafe {
+        limit_and_redirect(io, limits);
+        install_crash_handlers();
+        set_new_handler(Some(on_out_of_memory));
+    }
+    llvm::install_fatal_error_handler(on_fatal);
+    if !llvm::parse_llvm_args(llvm_args) {
+        send(wire::FATAL, b"LLVM rejected the --llvm-arg flags (see stderr)");
+        unsafe { libc::_exit(77) }
+    }
+
+    set_phase(Phase::Optimizing);
+    // An empty pipeline is the reference run: the unoptimized module.
+    if !job.pipeline.is_empty() {
+        if let Err(message) = module.run_pipeline(&job.pipeline, job.verify_each) {
+            send(wire::PIPELINE_ERROR, message.as_bytes());
+            unsafe { libc::_exit(0) }
+        }
+    }
+    set_phase(Phase::Verifying);
+    if let Err(message) = module.verify() {
+        send(wire::INVALID_IR, message.as_bytes());
+        unsafe { libc::_exit(0) }
+    }
+    let done = OptDone {
+        ir_hash: module.ir_hash(),
+        instructions: module.instruction_count(),
+        ir: job.emit_ir.then(|| module.ir_text()),
+    };
+    send(wire::OPT_DONE, &serde_json::to_vec(&done).expect("serializable"));
+    let execute = match job.exec {
+        ExecMode::Never => false,
+        ExecMode::Always => true,
+        ExecMode::AskParent => {
+            set_phase(Phase::Optimized);
+            wait_for_command(io.cmd) == b'x'
+        }
+    };
+    if !execute {
+        unsafe { libc::_exit(0) }
+    }
+    set_phase(Phase::Codegen);
+    llvm::override_symbol("exit", program_exit as *mut c_void);
+    match module.jit_main(|| set_phase(Phase::Executing)) {
+        Ok(code) => program_exit(code),
+        Err(message) => send(wire::EXEC_ERROR, message.as_bytes()),
+    }
+    unsafe { libc::_exit(0) }
+}

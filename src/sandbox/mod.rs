@@ -1,0 +1,151 @@
+//! Every pipeline run and every execution happens in a forked child: LLVM's fatal errors
+//! and crashes end the child, never the tool. The parent gets a [`Run`].
+//!
+//! The parent must stay single-threaded while forking (a lock held by another thread at
+//! fork time would deadlock the child): no progress-bar ticker threads, no thread pools.
+
+mod batch;
+mod child;
+mod classify;
+mod pool;
+pub mod symbols;
+mod wire;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use batch::{run_batch, BatchItem};
+pub use child::current_phase;
+pub use pool::{Event, JobId, Pool};
+pub use wire::Phase;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall clock for optimizing and verifying.
+    pub opt_timeout: Duration,
+    /// Wall clock for code generation and running `main`.
+    pub exec_timeout: Duration,
+    /// Address-space cap of the child (`RLIMIT_AS`).
+    pub memory_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { opt_timeout: Duration::from_secs(60), exec_timeout: Duration::from_secs(10), memory_bytes: 4 << 30 }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExecMode {
+    Never,
+    Always,
+    /// Stop after optimizing and let the parent decide (it skips modules whose IR hash it
+    /// has executed already); see [`Event::Optimized`].
+    AskParent,
+}
+
+#[derive(Debug, Clone)]
+pub struct JobSpec {
+    pub pipeline: String,
+    pub verify_each: bool,
+    pub emit_ir: bool,
+    pub exec: ExecMode,
+}
+
+/// How the optimizer's part of a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Ok,
+    /// Killed by a signal (segfault, abort …).
+    Crash,
+    /// LLVM reported a fatal error (`LLVM ERROR: …`).
+    Fatal,
+    /// The verifier rejected the optimized IR (after the pipeline, or after a pass with
+    /// verify-each).
+    InvalidIr,
+    Timeout,
+    Oom,
+    /// LLVM rejected the pipeline text. Front doors validate pipelines first, so this
+    /// reaches users only as an input error.
+    Rejected,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Crash => "crash",
+            Outcome::Fatal => "fatal",
+            Outcome::InvalidIr => "invalid-ir",
+            Outcome::Timeout => "timeout",
+            Outcome::Oom => "oom",
+            Outcome::Rejected => "rejected",
+        }
+    }
+}
+
+/// What the child reports when optimization finished.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OptDone {
+    pub ir_hash: u64,
+    pub instructions: usize,
+    pub ir: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "status", content = "value")]
+pub enum ExecStatus {
+    Exited(i32),
+    Signal(i32),
+    Timeout,
+    Oom,
+    /// Code generation failed (or crashed) on IR the verifier accepted.
+    CodegenError(String),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Execution {
+    pub status: ExecStatus,
+    pub stdout: String,
+    pub millis: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Crash {
+    pub signal: i32,
+    pub fault_addr: u64,
+    /// LLVM frames, innermost first, demangled without parameters: the crash signature.
+    pub frames: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Run {
+    pub outcome: Outcome,
+    pub message: Option<String>,
+    pub crash: Option<Crash>,
+    pub ir_hash: Option<u64>,
+    pub instructions: Option<usize>,
+    pub ir: Option<String>,
+    pub execution: Option<Execution>,
+    /// What LLVM printed (truncated), for reports.
+    pub stderr: String,
+    /// Fork to end of optimization (or of the child, when optimization did not finish).
+    pub opt_millis: f64,
+}
+
+pub fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSYS => "SIGSYS",
+        libc::SIGTRAP => "SIGTRAP",
+        _ => return format!("signal {signal}"),
+    };
+    name.to_string()
+}

@@ -1,0 +1,334 @@
+//! The parent side: fork children, read their messages, enforce per-phase deadlines,
+//! and turn each child's end into a [`Run`].
+
+use std::fs::File;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::FileExt;
+use std::time::{Duration, Instant};
+
+use super::child::{self, ChildIo};
+use super::classify::{self, Ending};
+use super::wire::{self, Decoder, Phase};
+use super::{ExecMode, JobSpec, Limits, OptDone, Run};
+use crate::llvm::IrModule;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JobId(pub u64);
+
+#[derive(Debug)]
+pub enum Event {
+    /// An [`ExecMode::AskParent`] child optimized its module; answer with [`Pool::decide`].
+    Optimized {
+        id: JobId,
+        ir_hash: u64,
+    },
+    Done {
+        id: JobId,
+        run: Run,
+    },
+}
+
+struct Child {
+    id: JobId,
+    pid: libc::pid_t,
+    pidfd: OwnedFd,
+    msg: OwnedFd,
+    cmd: Option<OwnedFd>,
+    stdout: File,
+    stderr: File,
+    decoder: Decoder,
+    exec_mode: ExecMode,
+    started: Instant,
+    exec_started: Option<Instant>,
+    awaiting_decision: bool,
+    exited: bool,
+    ending: Ending,
+}
+
+/// Children running at once, up to `jobs`.
+pub struct Pool {
+    jobs: usize,
+    limits: Limits,
+    llvm_args: Vec<String>,
+    next_id: u64,
+    children: Vec<Child>,
+    pending: Vec<Event>,
+    /// Children run here, so passes that write files (`dot-cfg`) do not litter.
+    scratch: tempfile::TempDir,
+}
+
+fn memfd(name: &std::ffi::CStr) -> std::io::Result<File> {
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn read_capped(file: &File, cap: usize) -> String {
+    let len = file.metadata().map(|m| m.len() as usize).unwrap_or(0).min(cap);
+    let mut buf = vec![0u8; len];
+    let n = file.read_at(&mut buf, 0).unwrap_or(0);
+    buf.truncate(n);
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+impl Pool {
+    pub fn new(jobs: usize, limits: Limits, llvm_args: Vec<String>) -> std::io::Result<Pool> {
+        crate::llvm::init();
+        Ok(Pool {
+            jobs: jobs.max(1),
+            limits,
+            llvm_args,
+            next_id: 0,
+            children: Vec::new(),
+            pending: Vec::new(),
+            scratch: tempfile::Builder::new().prefix("ctos-scratch-").tempdir()?,
+        })
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    pub fn has_capacity(&self) -> bool {
+        self.children.len() < self.jobs
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.children.is_empty() && self.pending.is_empty()
+    }
+
+    /// Fork a child that runs `job` on its copy of `module`. The parent's module is not
+    /// touched; it only needs to be borrowed mutably for the fork itself.
+    pub fn submit(&mut self, module: &mut IrModule, job: &JobSpec) -> std::io::Result<JobId> {
+        let (msg_r, msg_w) = pipe()?;
+        let (cmd_r, cmd_w) = pipe()?;
+        let stdout = memfd(c"ctos-stdout")?;
+        let stderr = memfd(c"ctos-stderr")?;
+        let id = JobId(self.next_id);
+        self.next_id += 1;
+        let scratch = std::ffi::CString::new(self.scratch.path().as_os_str().as_encoded_bytes()).unwrap();
+        let started = Instant::now();
+        match unsafe { libc::fork() } {
+            -1 => Err(std::io::Error::last_os_error()),
+            0 => {
+                unsafe { libc::chdir(scratch.as_ptr()) };
+                let io = ChildIo {
+                    msg: msg_w.as_raw_fd(),
+                    cmd: cmd_r.as_raw_fd(),
+                    stdout: stdout.as_raw_fd(),
+                    stderr: stderr.as_raw_fd(),
+                };
+                child::run(module, job, &self.llvm_args, &io, &self.limits)
+            }
+            pid => {
+                drop(msg_w);
+                drop(cmd_r);
+                let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+                if pidfd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                unsafe { libc::fcntl(msg_r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+                self.children.push(Child {
+                    id,
+                    pid,
+                    pidfd: unsafe { OwnedFd::from_raw_fd(pidfd) },
+                    msg: msg_r,
+                    cmd: Some(cmd_w),
+                    stdout,
+                    stderr,
+                    decoder: Decoder::default(),
+                    exec_mode: job.exec,
+                    started,
+                    exec_started: None,
+                    awaiting_decision: false,
+                    exited: false,
+                    ending: Ending::default(),
+                });
+                Ok(id)
+            }
+        }
+    }
+
+    /// Run one job to its end (the pool must be idle).
+    pub fn run_one(&mut self, module: &mut IrModule, job: &JobSpec) -> std::io::Result<Run> {
+        let mut job = job.clone();
+        if job.exec == ExecMode::AskParent {
+            job.exec = ExecMode::Always;
+        }
+        let id = self.submit(module, &job)?;
+        loop {
+            match self.next_event() {
+                Some(Event::Done { id: done, run }) if done == id => return Ok(run),
+                Some(_) => {}
+                None => unreachable!("the submitted job is running"),
+            }
+        }
+    }
+
+    /// Tell a child that reported [`Event::Optimized`] whether to execute its module.
+    pub fn decide(&mut self, id: JobId, execute: bool) {
+        let Some(child) = self.children.iter_mut().find(|c| c.id == id) else { return };
+        child.awaiting_decision = false;
+        if let Some(cmd) = child.cmd.take() {
+            let byte = if execute { b'x' } else { b'q' };
+            unsafe { libc::write(cmd.as_raw_fd(), (&byte as *const u8).cast(), 1) };
+            if execute {
+                child.exec_started = Some(Instant::now());
+            }
+        }
+    }
+
+    /// The next event, waiting for one if needed; `None` when no child is running.
+    pub fn next_event(&mut self) -> Option<Event> {
+        loop {
+            if let Some(event) = self.pending.pop() {
+                return Some(event);
+            }
+            if let Some(i) = self.children.iter().position(|c| c.exited) {
+                let child = self.children.swap_remove(i);
+                return Some(Event::Done { id: child.id, run: self.finish(child) });
+            }
+            if self.children.is_empty() {
+                return None;
+            }
+            self.wait_for_activity();
+        }
+    }
+
+    fn deadline(&self, child: &Child) -> Option<Instant> {
+        if child.ending.killed_in.is_some() {
+            return None;
+        }
+        if let Some(start) = child.exec_started {
+            return Some(start + self.limits.exec_timeout);
+        }
+        if child.awaiting_decision {
+            // The parent answers at once; this only guards against a caller that never does.
+            return Some(child.started + self.limits.opt_timeout * 2);
+        }
+        Some(child.started + self.limits.opt_timeout)
+    }
+
+    fn wait_for_activity(&mut self) {
+        let now = Instant::now();
+        for i in 0..self.children.len() {
+            if self.deadline(&self.children[i]).is_some_and(|d| d <= now) {
+                let child = &mut self.children[i];
+                child.ending.killed_in = Some(child.ending.phase);
+                unsafe { libc::kill(child.pid, libc::SIGKILL) };
+            }
+        }
+        let timeout = self
+            .children
+            .iter()
+            .filter_map(|c| self.deadline(c))
+            .min()
+            .map(|d| d.saturating_duration_since(now) + Duration::from_millis(1));
+        let mut fds: Vec<libc::pollfd> = self
+            .children
+            .iter()
+            .flat_map(|c| {
+                [
+                    libc::pollfd { fd: c.msg.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                    libc::pollfd { fd: c.pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+                ]
+            })
+            .collect();
+        let millis = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, millis) };
+        if n <= 0 {
+            return;
+        }
+        for i in 0..self.children.len() {
+            let (msg_ev, pid_ev) = (fds[2 * i].revents, fds[2 * i + 1].revents);
+            if msg_ev != 0 {
+                self.drain(i);
+            }
+            if pid_ev != 0 {
+                // Read what the child wrote before it died, then collect its status.
+                self.drain(i);
+                let child = &mut self.children[i];
+                let mut status = 0;
+                unsafe { libc::waitpid(child.pid, &mut status, 0) };
+                child.ending.wait_status = Some(status);
+                child.exited = true;
+            }
+        }
+    }
+
+    fn drain(&mut self, i: usize) {
+        let mut buf = [0u8; 64 * 1024];
+        loop {
+            let n = unsafe { libc::read(self.children[i].msg.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            self.children[i].decoder.push(&buf[..n as usize]);
+        }
+        while let Some((tag, payload)) = self.children[i].decoder.next_message() {
+            self.handle_message(i, tag, payload);
+        }
+    }
+
+    fn handle_message(&mut self, i: usize, tag: u8, payload: Vec<u8>) {
+        let child = &mut self.children[i];
+        let ending = &mut child.ending;
+        let text = || String::from_utf8_lossy(&payload).into_owned();
+        match tag {
+            wire::PHASE => {
+                ending.phase = Phase::from_u8(payload.first().copied().unwrap_or(0));
+                if ending.phase == Phase::Codegen && child.exec_started.is_none() {
+                    child.exec_started = Some(Instant::now());
+                }
+            }
+            wire::OPT_DONE => {
+                ending.opt_millis = Some(child.started.elapsed().as_secs_f64() * 1e3);
+                let done: OptDone = serde_json::from_slice(&payload).expect("child sends valid OptDone");
+                if child.exec_mode == ExecMode::AskParent {
+                    child.awaiting_decision = true;
+                    self.pending.push(Event::Optimized { id: child.id, ir_hash: done.ir_hash });
+                }
+                ending.opt_done = Some(done);
+            }
+            wire::PIPELINE_ERROR => ending.pipeline_error = Some(text()),
+            wire::FATAL => ending.fatal = Some((ending.phase, text())),
+            wire::INVALID_IR => ending.invalid_ir = Some(text()),
+            wire::CRASH => ending.crash = Some((ending.phase, wire::decode_crash(&payload))),
+            wire::OOM => ending.oom_in = Some(ending.phase),
+            wire::EXEC_DONE => {
+                ending.exit_code = Some(i32::from_le_bytes(payload[..4].try_into().unwrap_or([0; 4])));
+            }
+            wire::EXEC_ERROR => ending.exec_error = Some(text()),
+            _ => {}
+        }
+    }
+
+    fn finish(&self, child: Child) -> Run {
+        let stderr = read_capped(&child.stderr, 1 << 20);
+        let stdout = read_capped(&child.stdout, 4 << 20);
+        let exec_millis = child.exec_started.map(|s| s.elapsed().as_secs_f64() * 1e3);
+        let total_millis = child.started.elapsed().as_secs_f64() * 1e3;
+        classify::classify(child.ending, &self.limits, stderr, stdout, total_millis, exec_millis)
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        for child in &self.children {
+            unsafe {
+                libc::kill(child.pid, libc::SIGKILL);
+                libc::waitpid(child.pid, std::ptr::null_mut(), 0);
+            }
+        }
+    }
+}

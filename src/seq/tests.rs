@@ -1,0 +1,172 @@
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::random::random_flat_between;
+use super::reduce::reduce;
+use super::*;
+
+fn catalog() -> Catalog {
+    Catalog::for_llvm(crate::llvm::version().0).unwrap()
+}
+
+fn render(text: &str) -> String {
+    let c = catalog();
+    Sequence::parse(text, &c).unwrap().render(&c).unwrap()
+}
+
+#[test]
+fn flat_passes_get_the_adaptors_of_their_level() {
+    assert_eq!(render("sroa,licm,gvn"), "function(sroa,loop-mssa(licm),gvn)");
+    assert_eq!(render("globalopt,sroa,inline,function-attrs"), "globalopt,function(sroa),cgscc(inline,function-attrs)");
+    assert_eq!(render("loop-rotate,licm,indvars"), "function(loop(loop-rotate),loop-mssa(licm),loop(indvars))");
+    assert_eq!(render("loop-rotate,indvars"), "function(loop(loop-rotate,indvars))");
+    assert_eq!(render("require<memoryssa>,gvn"), "function(require<memoryssa>,gvn)");
+    assert_eq!(render("verify"), "verify");
+}
+
+#[test]
+fn per_pass_nesting_gives_each_pass_its_adaptor() {
+    let c = catalog();
+    let opts = RenderOptions { nesting: Nesting::PerPass, ..Default::default() };
+    let seq = Sequence::parse_with("sroa,licm,gvn", &c, &opts).unwrap();
+    assert_eq!(render_with(&seq, &c, &opts).unwrap(), "function(sroa),function(loop-mssa(licm)),function(gvn)");
+}
+
+#[test]
+fn legacy_flags_parse_through_the_rename_map() {
+    let c = catalog();
+    let seq = Sequence::parse("-loop-unswitch -licm -gvn -early-cse-memssa -functionattrs -O2", &c).unwrap();
+    let names: Vec<String> = seq.passes().iter().map(|p| p.to_string()).collect();
+    assert_eq!(
+        names,
+        ["simple-loop-unswitch<nontrivial>", "licm", "gvn", "early-cse<memssa>", "function-attrs", "default<O2>"]
+    );
+    assert_eq!(
+        Sequence::parse("-scalar-evolution -sroa", &c).unwrap().render(&c).unwrap(),
+        "function(require<scalar-evolution>,sroa)"
+    );
+}
+
+#[test]
+fn instcombine_defaults_to_no_verify_fixpoint_unless_asked() {
+    assert_eq!(render("instcombine"), "function(instcombine<no-verify-fixpoint>)");
+    assert_eq!(render("instcombine<max-iterations=2>"), "function(instcombine<max-iterations=2;no-verify-fixpoint>)");
+    assert_eq!(render("instcombine<verify-fixpoint>"), "function(instcombine<verify-fixpoint>)");
+    let c = catalog();
+    let opts = RenderOptions { verify_fixpoint: true, ..Default::default() };
+    let seq = Sequence::parse_with("instcombine", &c, &opts).unwrap();
+    assert_eq!(render_with(&seq, &c, &opts).unwrap(), "function(instcombine)");
+}
+
+#[test]
+fn explicit_structure_is_kept_when_flattening_would_change_it() {
+    // Two function adaptors are not one: functions see the passes in another order.
+    assert_eq!(render("function(sroa),function(gvn)"), "function(sroa),function(gvn)");
+    // A user's loop(...) around licm is kept (LLVM then aborts: that is the user's choice).
+    assert_eq!(render("function(loop(licm))"), "function(loop(licm))");
+    assert_eq!(render("function<eager-inv>(sroa,licm)"), "function<eager-inv>(sroa,loop-mssa(licm))");
+    assert_eq!(render("repeat<2>(sroa)"), "repeat<2>(function(sroa))");
+    let c = catalog();
+    assert!(!Sequence::parse("function(sroa),function(gvn)", &c).unwrap().is_flat());
+    assert!(Sequence::parse("function(sroa,gvn)", &c).unwrap().is_flat());
+}
+
+#[test]
+fn parse_of_render_is_identity_on_random_sequences() {
+    let c = catalog();
+    let pool = c.set("safe").unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for _ in 0..300 {
+        let seq = random_flat_between(&mut rng, &pool, 1, 30);
+        for nesting in [Nesting::Grouped, Nesting::PerPass] {
+            let opts = RenderOptions { nesting, ..Default::default() };
+            let text = render_with(&seq, &c, &opts).unwrap();
+            let back = Sequence::parse_with(&text, &c, &opts).unwrap();
+            assert_eq!(back, seq, "{text}");
+            assert_eq!(render_with(&back, &c, &opts).unwrap(), text);
+        }
+    }
+}
+
+#[test]
+fn default_o3_expansion_round_trips_as_a_tree() {
+    let c = catalog();
+    // What `opt -passes=default<O3> -print-pipeline-passes` printed for LLVM 19 (bench 140481).
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/bench/bugs/140481/seq_expanded.v19.txt");
+    let text = std::fs::read_to_string(path).expect("../shared beside the checkout");
+    let seq = Sequence::parse(text.trim(), &c).unwrap();
+    assert!(!seq.is_flat());
+    let rendered = seq.render(&c).unwrap();
+    assert_eq!(Sequence::parse(&rendered, &c).unwrap(), seq);
+    assert!(seq.len() > 80, "{}", seq.len());
+}
+
+#[test]
+fn bad_tokens_are_named_with_suggestions() {
+    let c = catalog();
+    match Sequence::parse("sroa,licmm", &c) {
+        Err(SeqError::UnknownPass { name, suggestions }) => {
+            assert_eq!(name, "licmm");
+            assert!(suggestions.contains(&"licm".to_string()), "{suggestions:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = Sequence::parse("-sroa -lcim", &c).unwrap_err().to_string();
+    assert!(e.contains("'-lcim'") && e.contains("licm"), "{e}");
+    assert!(matches!(Sequence::parse("-constprop", &c), Err(SeqError::Removed { .. })));
+    assert!(matches!(Sequence::parse("-slp-threshold=-50", &c), Err(SeqError::NotAPass { .. })));
+    assert!(matches!(Sequence::parse("instcombine,(", &c), Err(SeqError::Syntax { .. })));
+    assert!(matches!(Sequence::parse("sroa)", &c), Err(SeqError::Syntax { .. })));
+    assert!(matches!(Sequence::parse("require<memssa>", &c), Err(SeqError::UnknownAnalysis { .. })));
+    assert!(matches!(Sequence::parse("function(globalopt)", &c), Err(SeqError::Misplaced { .. })));
+    assert!(matches!(Sequence::parse("  # nothing\n", &c), Err(SeqError::Empty)));
+}
+
+#[test]
+fn seq_files_may_list_one_pass_per_line_with_comments() {
+    let c = catalog();
+    let seq = Sequence::parse("# from a bug report\nsroa\nlicm   # hoist\n\ngvn\n", &c).unwrap();
+    assert_eq!(seq.render(&c).unwrap(), "function(sroa,loop-mssa(licm),gvn)");
+    assert_eq!(Sequence::parse("-passes='sroa,gvn'", &c).unwrap().len(), 2);
+}
+
+#[test]
+fn sets_have_the_papers_sizes() {
+    let c = catalog();
+    assert_eq!(c.set("locseq").unwrap().len(), 32);
+    assert_eq!(c.set("ctos").unwrap().len(), 107);
+    assert!(c.missing_from_sets.is_empty(), "{:?}", c.missing_from_sets);
+    let o3 = c.set("o3").unwrap();
+    assert!(o3.iter().any(|p| p.name == "slp-vectorizer") && o3.len() > 50);
+    assert!(c.unsafe_reason("trigger-crash-function").is_some());
+    assert!(c.unsafe_reason("print<domtree>").is_some(), "prefix patterns apply");
+    assert!(c.unsafe_reason("licm").is_none());
+    assert!(c.set("nope").is_err());
+    // Sets hand out what parsing would give, so generated sequences never hit the
+    // fixpoint abort.
+    assert!(c.set("locseq").unwrap().iter().any(|p| p.to_string() == "instcombine<no-verify-fixpoint>"));
+}
+
+#[test]
+fn reduction_keeps_what_the_failure_needs_in_order() {
+    let c = catalog();
+    let seq = Sequence::parse("sroa,instsimplify,licm,dce,adce,gvn,sccp,bdce,gvn,dse", &c).unwrap();
+    // "Fails" while some licm is followed, later, by some gvn.
+    let mut calls = 0;
+    let fails = |s: &Sequence| {
+        calls += 1;
+        let names: Vec<&str> = s.passes().iter().map(|p| p.name.as_str()).collect();
+        names.iter().position(|&n| n == "licm").is_some_and(|i| names[i..].contains(&"gvn"))
+    };
+    let reduced = reduce(&seq, fails);
+    assert_eq!(reduced.render(&c).unwrap(), "function(loop-mssa(licm),gvn)");
+    assert!(calls < 40, "{calls} oracle calls");
+}
+
+#[test]
+fn reduction_walks_into_adaptors_and_drops_empty_ones() {
+    let c = catalog();
+    let seq = Sequence::parse("function(sroa),function<eager-inv>(gvn,dce),repeat<2>(function(sccp))", &c).unwrap();
+    let reduced = reduce(&seq, |s| s.passes().iter().any(|p| p.name == "dce"));
+    assert_eq!(reduced.render(&c).unwrap(), "function<eager-inv>(dce)");
+}

@@ -1,0 +1,93 @@
+//! Keep the pass catalog honest against the linked LLVM.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use ctos::llvm::{CFrontend, IrModule, TargetSpec};
+use ctos::sandbox::{run_batch, BatchItem, ExecMode, JobSpec, Limits, Outcome, Pool, Run};
+use ctos::seq::{Catalog, Sequence};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn committed_catalog_is_what_opt_prints_now() {
+    let major = ctos::llvm::version().0;
+    let out = Command::new("python3")
+        .arg(root().join("scripts/gen-catalog.py"))
+        .args([major.to_string().as_str(), "--check"])
+        .output()
+        .expect("python3 (scripts/setup.sh installs it)");
+    assert!(
+        out.status.success(),
+        "passes/ is stale for LLVM {major}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_unsafe_and_legacy_entry_names_something_real() {
+    let c22 = Catalog::for_llvm(22).unwrap();
+    let c19 = Catalog::for_llvm(19).unwrap();
+    let text = std::fs::read_to_string(root().join("passes/unsafe.tsv")).unwrap();
+    for line in text.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()) {
+        let (name, reason) = line.split_once('\t').expect("name<TAB>reason");
+        assert!(!reason.trim().is_empty(), "{name} has no reason");
+        let known = |c: &Catalog| match name.strip_suffix('*') {
+            Some(prefix) => c.entries().iter().any(|e| e.name.starts_with(prefix)),
+            None => c.get(name).is_some(),
+        };
+        assert!(known(&c22) || known(&c19), "unsafe.tsv names '{name}', which neither LLVM has");
+    }
+    for c in [&c22, &c19] {
+        for set in ["locseq", "ctos"] {
+            for pass in c.set(set).unwrap() {
+                let seq = Sequence::parse(&pass.to_string(), c);
+                assert!(seq.is_ok(), "LLVM {}: set {set} member {pass}: {:?}", c.llvm_major, seq.err());
+            }
+        }
+    }
+}
+
+/// The first documented parameter value, for passes LLVM rejects bare (`default`).
+fn first_param(syntax: &str) -> String {
+    syntax.split(';').next().unwrap_or("").split('=').next().unwrap_or("").to_string()
+}
+
+#[test]
+fn every_catalog_pass_runs_alone_on_a_real_program() {
+    let catalog = Catalog::for_llvm(ctos::llvm::version().0).unwrap();
+    // From a private copy, to check that no pass writes files beside the program.
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("program.c");
+    std::fs::copy(root().join("tests/data/csmith-12345.c"), &program).unwrap();
+    let mut module = IrModule::load(&program, &CFrontend::default(), &TargetSpec::default()).unwrap();
+    let limits = Limits { opt_timeout: std::time::Duration::from_secs(30), ..Limits::default() };
+    let mut pool = Pool::new(2, limits, Vec::new()).unwrap();
+    let passes = catalog.set("all").unwrap();
+    let render = |text: &str| Sequence::parse(text, &catalog).and_then(|s| s.render(&catalog)).unwrap();
+    let job = |pipeline: String| JobSpec { pipeline, verify_each: false, emit_ir: false, exec: ExecMode::Never };
+    let items = passes.iter().enumerate().map(|(index, p)| BatchItem { index, job: job(render(&p.to_string())) });
+    let mut runs: Vec<Option<Run>> = vec![None; passes.len()];
+    run_batch(&mut pool, &mut module, items, |i, run| runs[i] = Some(run)).unwrap();
+
+    let mut problems = Vec::new();
+    for (pass, run) in passes.iter().zip(runs) {
+        let mut run = run.expect("every pass ran");
+        if run.outcome == Outcome::Rejected {
+            // Some passes only exist with a parameter (default<O0>, function-simplification<O1>).
+            let syntax = catalog.get(&pass.name).and_then(|e| e.params.clone()).unwrap_or_default();
+            let with_param = render(&format!("{}<{}>", pass.name, first_param(&syntax)));
+            run = pool.run_one(&mut module, &job(with_param)).unwrap();
+        }
+        let unsafe_ = catalog.unsafe_reason(&pass.name).is_some();
+        if run.outcome == Outcome::Rejected || (!unsafe_ && run.outcome != Outcome::Ok) {
+            problems.push(format!("{pass}: {} {}", run.outcome.as_str(), run.message.unwrap_or_default()));
+        }
+    }
+    assert!(problems.is_empty(), "{} catalog passes fail alone:\n{}", problems.len(), problems.join("\n"));
+    let beside: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(beside, ["program.c"], "passes wrote files beside the program");
+}

@@ -1,0 +1,296 @@
+//! The engine against the real LLVM, through the `ctos run` front door.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bug(id: &str, file: &str) -> String {
+    let path = root().join("../shared/bench/bugs").join(id).join(file);
+    assert!(path.exists(), "{} is missing: ../shared must sit beside the checkout", path.display());
+    path.display().to_string()
+}
+
+fn csmith() -> String {
+    root().join("tests/data/csmith-12345.c").display().to_string()
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn ctos(args: &[&str]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctos")).args(args).output().expect("run ctos");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `ctos run --json …`: one object per pipeline, in input order.
+fn run_json(args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["run", "--json"];
+    all.extend_from_slice(args);
+    let out = ctos(&all);
+    assert_eq!(out.code, 0, "ctos {all:?} failed: {}", out.stderr);
+    let lines: Vec<Value> = out.stdout.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(l["index"], i, "input order");
+    }
+    lines
+}
+
+fn write_temp(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ctos-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn an_aborting_pipeline_is_fatal_and_the_next_one_still_runs() {
+    let lines = run_json(&[&csmith(), "-p", "function(loop(licm))", "-p", "sroa,licm,gvn"]);
+    assert_eq!(lines[0]["outcome"], "fatal");
+    assert!(lines[0]["message"].as_str().unwrap().contains("LICM requires MemorySSA"), "{}", lines[0]);
+    assert_eq!(lines[1]["outcome"], "ok");
+    assert_eq!(lines[1]["pipeline"], "function(sroa,loop-mssa(licm),gvn)");
+    assert!(lines[1]["ir_hash"].as_str().unwrap().len() == 16);
+}
+
+#[test]
+fn a_pipeline_over_its_time_limit_is_a_timeout() {
+    // default<O3> on this program takes tens of milliseconds; 5 ms cannot suffice.
+    let lines = run_json(&[&csmith(), "-p", "default<O3>", "--opt-timeout", "0.005"]);
+    assert_eq!(lines[0]["outcome"], "timeout", "{}", lines[0]);
+}
+
+#[test]
+fn a_program_that_never_ends_is_an_execution_timeout() {
+    let c = write_temp("spin.c", "int main(void) { volatile int x = 1; while (x) {} return 0; }\n");
+    let lines = run_json(&[c.to_str().unwrap(), "-p", "sroa", "--exec", "--exec-timeout", "0.5"]);
+    assert_eq!(lines[0]["outcome"], "ok");
+    assert_eq!(lines[0]["exec_status"], "timeout", "{}", lines[0]);
+}
+
+#[test]
+fn a_child_over_its_memory_cap_is_oom() {
+    // Fully unrolling three million iterations needs gigabytes; the cap is 256 MiB.
+    let c = write_temp(
+        "unroll.c",
+        "int a[64];\nint main(void) { for (int i = 0; i < 3000000; i++) a[i & 63] += i; return a[5] & 1; }\n",
+    );
+    let lines = run_json(&[
+        c.to_str().unwrap(),
+        "-p",
+        "sroa,loop-unroll<full-unroll-max=100000000>",
+        "--llvm-arg=-unroll-threshold=2000000000",
+        "--llvm-arg=-unroll-max-iteration-count-to-analyze=0",
+        "--memory",
+        "256",
+    ]);
+    assert_eq!(lines[0]["outcome"], "oom", "{}", lines[0]);
+}
+
+#[test]
+fn a_crash_reports_its_signal_and_llvm_frames() {
+    let lines = run_json(&[&csmith(), "-p", "trigger-crash-function", "-p", "sroa"]);
+    assert_eq!(lines[0]["outcome"], "crash");
+    assert_eq!(lines[0]["signal"], 6);
+    let frames = lines[0]["crash_frames"].as_array().unwrap();
+    assert!(frames.iter().any(|f| f.as_str().unwrap().contains("TriggerCrashFunctionPass")), "{frames:?}");
+    assert_eq!(lines[1]["outcome"], "ok");
+}
+
+#[test]
+fn a_pass_that_breaks_the_ir_is_invalid_ir_with_and_without_verify_each() {
+    for extra in [None, Some("--verify-each")] {
+        let mut args = vec![csmith(), "-p".into(), "trigger-verifier-error".into()];
+        args.extend(extra.map(String::from));
+        let lines = run_json(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(lines[0]["outcome"], "invalid-ir", "{}", lines[0]);
+    }
+}
+
+#[test]
+fn legacy_flags_and_their_new_pm_rendering_give_the_same_ir_hash() {
+    let lines = run_json(&[
+        &csmith(),
+        "-p",
+        "-sroa -loop-rotate -licm -loop-unswitch -gvn -instcombine",
+        "-p",
+        "function(sroa,loop(loop-rotate),loop-mssa(licm),loop(simple-loop-unswitch<nontrivial>),gvn,instcombine<no-verify-fixpoint>)",
+        "-p",
+        "sroa",
+    ]);
+    assert_eq!(lines[0]["pipeline"], lines[1]["pipeline"]);
+    assert_eq!(lines[0]["ir_hash"], lines[1]["ir_hash"]);
+    assert_ne!(lines[0]["ir_hash"], lines[2]["ir_hash"]);
+}
+
+#[test]
+fn optimized_ir_is_what_opt_produces_for_the_same_pipeline() {
+    let dir = std::env::temp_dir().join(format!("ctos-emit-{}", std::process::id()));
+    let bc = write_temp("csmith.bc", "");
+    let major = ctos::llvm::version().0;
+    let clang = format!("/usr/lib/llvm-{major}/bin/clang");
+    let status = Command::new(&clang)
+        .args([
+            "-O0",
+            "-Xclang",
+            "-disable-O0-optnone",
+            "-emit-llvm",
+            "-c",
+            "-w",
+            "-I/usr/include/csmith",
+            &csmith(),
+            "-o",
+        ])
+        .arg(&bc)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let pipeline = "default<O2>";
+    let lines = run_json(&[bc.to_str().unwrap(), "-p", pipeline, "--emit-ir", dir.to_str().unwrap()]);
+    assert_eq!(lines[0]["outcome"], "ok");
+    let ours = std::fs::read_to_string(dir.join("0000.ll")).unwrap();
+    let opt = Command::new(format!("/usr/lib/llvm-{major}/bin/opt"))
+        .args([&format!("-passes={pipeline}"), "-S", "-o", "-"])
+        .arg(&bc)
+        .output()
+        .unwrap();
+    let theirs = String::from_utf8(opt.stdout).unwrap();
+    let body = |s: &str| s.lines().filter(|l| !l.starts_with("; ModuleID")).collect::<Vec<_>>().join("\n");
+    assert!(body(&ours) == body(&theirs), "ctos and opt-{major} disagree on {pipeline}");
+}
+
+#[test]
+fn identical_optimized_modules_share_one_execution_and_all_report_it() {
+    let lines = run_json(&[&csmith(), "-p", "sroa", "-p", "sroa", "-p", "default<O1>", "--exec", "-j", "2"]);
+    for l in &lines {
+        assert_eq!(l["exec_status"], "exited", "{l}");
+        assert_eq!(l["stdout"], l["reference_stdout"]);
+        assert!(l["stdout"].as_str().unwrap().starts_with("checksum = "));
+    }
+    assert_eq!(lines[0]["ir_hash"], lines[1]["ir_hash"]);
+}
+
+#[test]
+fn parallel_and_serial_runs_agree() {
+    let file = write_temp(
+        "seqs.txt",
+        "# a few pipelines\nsroa\ndefault<O2>\nfunction(loop(licm))\n-gvn -licm\ntrigger-crash-module\n",
+    );
+    let serial = run_json(&[&csmith(), "--seq-file", file.to_str().unwrap(), "-j", "1"]);
+    let parallel = run_json(&[&csmith(), "--seq-file", file.to_str().unwrap(), "-j", "2"]);
+    assert_eq!(serial.len(), 5);
+    for (a, b) in serial.iter().zip(&parallel) {
+        assert_eq!((&a["outcome"], &a["ir_hash"]), (&b["outcome"], &b["ir_hash"]));
+    }
+}
+
+#[test]
+fn the_table_is_readable_without_json() {
+    let out = ctos(&["run", &csmith(), "-p", "sroa", "-p", "function(loop(licm))"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.lines().next().unwrap().contains("outcome"));
+    assert!(out.stdout.contains("function(sroa)") && out.stdout.contains("LICM requires MemorySSA"));
+}
+
+#[test]
+fn bad_input_is_a_one_line_error_and_a_nonzero_exit() {
+    let broken = write_temp("broken.ll", "define i32 @f() {\n  ret i32 %nope\n}\n");
+    let bad_c = write_temp("bad.c", "int main(void) { return undeclared; }\n");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec!["/no/such/file.ll".into(), "-p".into(), "sroa".into()], "no such file"),
+        (vec![csmith(), "-p".into(), "sroa,licmm".into()], "did you mean 'licm'"),
+        (vec![csmith(), "-p".into(), "loop-unroll<O7>".into()], "LLVM rejects the pipeline"),
+        (vec![broken.display().to_string(), "-p".into(), "sroa".into()], "broken.ll:2"),
+        (vec![bad_c.display().to_string(), "-p".into(), "sroa".into()], "clang failed"),
+        (vec![csmith(), "-p".into(), "sroa".into(), "--llvm-arg=-no-such-flag".into()], "--llvm-arg"),
+        (vec![csmith()], "no pipeline given"),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["run".to_string()];
+        all.extend(args);
+        let out = ctos(&all.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(out.code, 2, "{all:?}: {}", out.stderr);
+        assert!(out.stderr.starts_with("error: ") && out.stderr.contains(expected), "{all:?}: {}", out.stderr);
+        assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    }
+}
+
+#[test]
+fn exec_needs_a_main() {
+    let out = ctos(&["run", &bug("191714", "repro.ll"), "-p", "sroa", "--exec"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("needs a main function"), "{}", out.stderr);
+}
+
+#[cfg(feature = "llvm22")]
+mod llvm22_bugs {
+    use super::*;
+
+    #[test]
+    fn bug_191714_slp_vectorizer_breaks_the_ir() {
+        let lines = run_json(&[&bug("191714", "repro.ll"), "-p", "slp-vectorizer", "--llvm-arg=-slp-threshold=-99999"]);
+        assert_eq!(lines[0]["outcome"], "invalid-ir");
+        assert!(lines[0]["message"].as_str().unwrap().contains("Instruction does not dominate all uses"));
+        let without_flag = run_json(&[&bug("191714", "repro.ll"), "-p", "slp-vectorizer"]);
+        assert_eq!(without_flag[0]["outcome"], "ok");
+    }
+
+    #[test]
+    fn bug_180456_slp_vectorizer_miscompiles() {
+        let lines = run_json(&[
+            &bug("180456", "repro.ll"),
+            "--driver",
+            &bug("180456", "driver.ll"),
+            "-p",
+            "slp-vectorizer",
+            "--llvm-arg=-slp-threshold=-50",
+            "--exec",
+        ]);
+        let l = &lines[0];
+        assert_eq!(l["outcome"], "ok");
+        assert_eq!(l["reference_stdout"], "7 5 2 3\n");
+        assert_ne!(l["stdout"], l["reference_stdout"], "{l}");
+    }
+}
+
+#[cfg(feature = "llvm19")]
+mod llvm19_bugs {
+    use super::*;
+
+    #[test]
+    fn bug_147869_loop_simplifycfg_segfaults() {
+        let lines = run_json(&[&bug("147869", "repro.ll"), "-p", "loop-simplifycfg"]);
+        let l = &lines[0];
+        assert_eq!(l["outcome"], "crash", "{l}");
+        assert_eq!(l["signal"], 11);
+        let frames = l["crash_frames"].as_array().unwrap();
+        assert!(frames.iter().any(|f| f.as_str().unwrap().contains("LoopSimplifyCFG")), "{frames:?}");
+    }
+
+    #[test]
+    fn bug_121584_instcombine_miscompiles() {
+        let lines = run_json(&[
+            &bug("121584", "repro.ll"),
+            "--driver",
+            &bug("121584", "driver.ll"),
+            "-p",
+            "instcombine",
+            "--exec",
+        ]);
+        let l = &lines[0];
+        assert_eq!(l["reference_stdout"], "-1\n");
+        assert_ne!(l["stdout"], l["reference_stdout"], "{l}");
+    }
+}
