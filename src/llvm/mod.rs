@@ -3,6 +3,7 @@
 //! Nothing here isolates anything: a pipeline can crash or `exit` the calling process.
 //! Callers run pipelines through `crate::sandbox`, which forks first.
 
+mod cfg;
 mod frontend;
 mod module;
 mod process;
@@ -11,6 +12,7 @@ use std::sync::Once;
 
 use inkwell::targets::{InitializationConfig, Target, TargetMachine};
 
+pub use cfg::{opcode_name, BlockCfg, FunctionCfg};
 pub use frontend::{clang_for_this_llvm, CFrontend};
 pub use module::{IrModule, LoadError, TargetSpec};
 pub use process::{install_fatal_error_handler, override_symbol, parse_llvm_args, FatalHandler};

@@ -114,6 +114,10 @@ impl IrModule {
         Ok(())
     }
 
+    pub(super) fn module(&self) -> &Module<'static> {
+        &self.module
+    }
+
     pub fn has_driver(&self) -> bool {
         self.driver.is_some()
     }
