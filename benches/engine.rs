@@ -14,7 +14,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use ctos::llvm::{CFrontend, IrModule, TargetSpec};
-use ctos::sandbox::{ExecMode, JobSpec, Limits, Outcome, Pool};
+use ctos::sandbox::{JobSpec, Limits, Outcome, Pool};
 use ctos::seq::random::random_flat;
 use ctos::seq::Catalog;
 use rand::SeedableRng;
@@ -69,7 +69,7 @@ fn main() {
     let mut outcomes = std::collections::BTreeMap::new();
     for round in 0..rounds {
         for (i, p) in pipelines.iter().enumerate() {
-            let job = JobSpec { pipeline: p.clone(), verify_each: false, emit_ir: false, exec: ExecMode::Never };
+            let job = JobSpec::optimize(p.clone());
             let t = Instant::now();
             let run = pool.run_one(&mut module, &job).unwrap();
             ours[i].push(t.elapsed().as_secs_f64() * 1e3);

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use ctos::llvm::{CFrontend, IrModule, TargetSpec};
-use ctos::sandbox::{run_batch, BatchItem, ExecMode, JobSpec, Limits, Outcome, Pool, Run};
+use ctos::sandbox::{run_batch, BatchItem, JobSpec, Limits, Outcome, Pool, Run};
 use ctos::seq::{Catalog, Sequence};
 
 fn root() -> PathBuf {
@@ -68,7 +68,7 @@ fn every_catalog_pass_runs_alone_on_a_real_program() {
     let mut pool = Pool::new(2, limits, Vec::new()).unwrap();
     let passes = catalog.set("all").unwrap();
     let render = |text: &str| Sequence::parse(text, &catalog).and_then(|s| s.render(&catalog)).unwrap();
-    let job = |pipeline: String| JobSpec { pipeline, verify_each: false, emit_ir: false, exec: ExecMode::Never };
+    let job = JobSpec::optimize;
     let items = passes.iter().enumerate().map(|(index, p)| BatchItem { index, job: job(render(&p.to_string())) });
     let mut runs: Vec<Option<Run>> = vec![None; passes.len()];
     run_batch(&mut pool, &mut module, items, |i, run| runs[i] = Some(run)).unwrap();

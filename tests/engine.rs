@@ -228,6 +228,34 @@ fn bad_input_is_a_one_line_error_and_a_nonzero_exit() {
 }
 
 #[test]
+fn coverage_lines_list_llvm_source_files_with_hits() {
+    for granularity in ["files", "functions", "blocks"] {
+        let lines = run_json(&[&csmith(), "-p", "sroa,licm,gvn", "-p", "sroa", "--coverage", granularity]);
+        let hits = |l: &Value, path: &str| {
+            l["coverage"]["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["path"] == path)
+                .map(|f| f["hits"].as_u64().unwrap())
+        };
+        assert_eq!(lines[0]["coverage"]["granularity"], granularity);
+        assert!(hits(&lines[0], "llvm/lib/Transforms/Scalar/LICM.cpp").unwrap() > 0, "{granularity}");
+        assert_eq!(hits(&lines[1], "llvm/lib/Transforms/Scalar/LICM.cpp"), None);
+        assert!(
+            lines[0]["coverage"]["elements"].as_u64().unwrap() > lines[1]["coverage"]["elements"].as_u64().unwrap()
+        );
+    }
+}
+
+#[test]
+fn an_unknown_coverage_granularity_is_a_clear_error() {
+    let out = ctos(&["run", &csmith(), "-p", "sroa", "--coverage", "lines"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("invalid value 'lines'") && out.stderr.contains("functions"), "{}", out.stderr);
+}
+
+#[test]
 fn exec_needs_a_main() {
     let out = ctos(&["run", &bug("191714", "repro.ll"), "-p", "sroa", "--exec"]);
     assert_eq!(out.code, 2);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _, Result};
 
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
-use crate::sandbox::{run_batch, BatchItem, ExecMode, JobSpec, Limits, Outcome, Pool};
+use crate::sandbox::{run_batch, BatchItem, JobSpec, Limits, Outcome, Pool};
 
 /// The program under test and how to turn it into IR.
 #[derive(clap::Args, Debug, Clone)]
@@ -114,12 +114,10 @@ pub fn validate(pool: &mut Pool, target: &TargetSpec, pipelines: &[String]) -> R
     let mut empty = IrModule::from_bytes(b"", "validation", target)?;
     let distinct: Vec<&String> = pipelines.iter().collect::<BTreeSet<_>>().into_iter().collect();
     let mut first_error: Option<(usize, String)> = None;
-    let items = std::iter::once(String::new()).chain(distinct.iter().map(|s| s.to_string())).enumerate().map(
-        |(index, pipeline)| BatchItem {
-            index,
-            job: JobSpec { pipeline, verify_each: false, emit_ir: false, exec: ExecMode::Never },
-        },
-    );
+    let items = std::iter::once(String::new())
+        .chain(distinct.iter().map(|s| s.to_string()))
+        .enumerate()
+        .map(|(index, pipeline)| BatchItem { index, job: JobSpec::optimize(pipeline) });
     run_batch(pool, &mut empty, items, |index, run| {
         let problem = if run.stderr.contains("Unknown command line argument") || run.stderr.contains("for the -") {
             let line = run.stderr.lines().next().unwrap_or("").trim();

@@ -64,8 +64,10 @@ impl IrModule {
                     if matches!(op, InstructionOpcode::Call | InstructionOpcode::Invoke | InstructionOpcode::CallBr) {
                         unsafe {
                             let callee = LLVMGetCalledValue(raw);
-                            if !callee.is_null() && !LLVMIsAFunction(callee).is_null() && LLVMIsDeclaration(callee) == 0 {
-                                let name = inkwell::values::FunctionValue::new(callee).map(|f| f.get_name().to_string_lossy().into_owned());
+                            if !callee.is_null() && !LLVMIsAFunction(callee).is_null() && LLVMIsDeclaration(callee) == 0
+                            {
+                                let name = inkwell::values::FunctionValue::new(callee)
+                                    .map(|f| f.get_name().to_string_lossy().into_owned());
                                 if let Some(name) = name.filter(|n| !callees.contains(n)) {
                                     callees.push(name);
                                 }
@@ -84,9 +86,17 @@ impl IrModule {
                         }
                     }
                 }
-                cfg_blocks.push(BlockCfg { name: block.get_name().to_string_lossy().into_owned(), opcodes, successors });
+                cfg_blocks.push(BlockCfg {
+                    name: block.get_name().to_string_lossy().into_owned(),
+                    opcodes,
+                    successors,
+                });
             }
-            out.push(FunctionCfg { name: function.get_name().to_string_lossy().into_owned(), blocks: cfg_blocks, callees });
+            out.push(FunctionCfg {
+                name: function.get_name().to_string_lossy().into_owned(),
+                blocks: cfg_blocks,
+                callees,
+            });
         }
         out
     }

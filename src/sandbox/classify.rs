@@ -73,6 +73,7 @@ pub(super) fn classify(
         execution: None,
         stderr: String::new(),
         opt_millis: e.opt_millis.unwrap_or(total_millis),
+        trace: None,
     };
 
     if let Some(message) = e.pipeline_error {

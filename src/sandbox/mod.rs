@@ -51,6 +51,27 @@ pub struct JobSpec {
     pub verify_each: bool,
     pub emit_ir: bool,
     pub exec: ExecMode,
+    /// Let the pool's [`Observer`] watch this child (compiler coverage).
+    pub observe: bool,
+}
+
+impl JobSpec {
+    /// Optimize only: no execution, no IR text, no observer.
+    pub fn optimize(pipeline: impl Into<String>) -> JobSpec {
+        JobSpec { pipeline: pipeline.into(), verify_each: false, emit_ir: false, exec: ExecMode::Never, observe: false }
+    }
+}
+
+/// Watches children: prepares per-child state before the fork, sets it up in the child,
+/// and reads what the child recorded after it ended, however it ended (a crashing run's
+/// record is often the one wanted most). Compiler coverage is one.
+pub trait Observer {
+    /// Parent, just before forking; returns a slot the other two calls name.
+    fn before_fork(&mut self) -> usize;
+    /// Child, right after the fork.
+    fn in_child(&mut self, slot: usize);
+    /// Parent, after the child ended: what it recorded, in order.
+    fn collect(&mut self, slot: usize) -> Vec<u32>;
 }
 
 /// How the optimizer's part of a run ended.
@@ -133,6 +154,8 @@ pub struct Run {
     pub stderr: String,
     /// Fork to end of optimization (or of the child, when optimization did not finish).
     pub opt_millis: f64,
+    /// What the observer recorded, when the job asked for it.
+    pub trace: Option<Vec<u32>>,
 }
 
 pub fn signal_name(signal: i32) -> String {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::child::{self, ChildIo};
 use super::classify::{self, Ending};
 use super::wire::{self, Decoder, Phase};
-use super::{ExecMode, JobSpec, Limits, OptDone, Run};
+use super::{ExecMode, JobSpec, Limits, Observer, OptDone, Run};
 use crate::llvm::IrModule;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -43,6 +43,7 @@ struct Child {
     awaiting_decision: bool,
     exited: bool,
     ending: Ending,
+    observer_slot: Option<usize>,
 }
 
 /// Children running at once, up to `jobs`.
@@ -55,6 +56,7 @@ pub struct Pool {
     pending: Vec<Event>,
     /// Children run here, so passes that write files (`dot-cfg`) do not litter.
     scratch: tempfile::TempDir,
+    observer: Option<Box<dyn Observer>>,
 }
 
 fn memfd(name: &std::ffi::CStr) -> std::io::Result<File> {
@@ -92,7 +94,13 @@ impl Pool {
             children: Vec::new(),
             pending: Vec::new(),
             scratch: tempfile::Builder::new().prefix("ctos-scratch-").tempdir()?,
+            observer: None,
         })
+    }
+
+    /// Watch jobs that ask for it (`JobSpec::observe`) with `observer`.
+    pub fn set_observer(&mut self, observer: Box<dyn Observer>) {
+        self.observer = Some(observer);
     }
 
     pub fn limits(&self) -> &Limits {
@@ -117,11 +125,18 @@ impl Pool {
         let id = JobId(self.next_id);
         self.next_id += 1;
         let scratch = std::ffi::CString::new(self.scratch.path().as_os_str().as_encoded_bytes()).unwrap();
+        let observer_slot = match (&mut self.observer, job.observe) {
+            (Some(o), true) => Some(o.before_fork()),
+            _ => None,
+        };
         let started = Instant::now();
         match unsafe { libc::fork() } {
             -1 => Err(std::io::Error::last_os_error()),
             0 => {
                 unsafe { libc::chdir(scratch.as_ptr()) };
+                if let (Some(o), Some(slot)) = (&mut self.observer, observer_slot) {
+                    o.in_child(slot);
+                }
                 let io = ChildIo {
                     msg: msg_w.as_raw_fd(),
                     cmd: cmd_r.as_raw_fd(),
@@ -153,6 +168,7 @@ impl Pool {
                     awaiting_decision: false,
                     exited: false,
                     ending: Ending::default(),
+                    observer_slot,
                 });
                 Ok(id)
             }
@@ -313,12 +329,16 @@ impl Pool {
         }
     }
 
-    fn finish(&self, child: Child) -> Run {
+    fn finish(&mut self, child: Child) -> Run {
         let stderr = read_capped(&child.stderr, 1 << 20);
         let stdout = read_capped(&child.stdout, 4 << 20);
         let exec_millis = child.exec_started.map(|s| s.elapsed().as_secs_f64() * 1e3);
         let total_millis = child.started.elapsed().as_secs_f64() * 1e3;
-        classify::classify(child.ending, &self.limits, stderr, stdout, total_millis, exec_millis)
+        let mut run = classify::classify(child.ending, &self.limits, stderr, stdout, total_millis, exec_millis);
+        if let (Some(o), Some(slot)) = (&mut self.observer, child.observer_slot) {
+            run.trace = Some(o.collect(slot));
+        }
+        run
     }
 }
 

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
 use ctos::cli::{load_input, validate, InputArgs, LimitArgs};
+use ctos::coverage::{Coverage, Granularity, Summary};
 use ctos::sandbox::{run_batch, signal_name, BatchItem, ExecMode, ExecStatus, Execution, JobSpec, Pool, Run};
 use ctos::seq::{Catalog, Nesting, RenderOptions, Sequence};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -43,6 +44,10 @@ pub struct RunArgs {
     /// Keep instcombine's verify-fixpoint default (missing the fixpoint is then fatal).
     #[arg(long)]
     verify_fixpoint: bool,
+    /// Record which LLVM code each pipeline ran, per source file (`files`), per function
+    /// or per basic block; with --json each line gets a `coverage` object.
+    #[arg(long, value_enum, value_name = "GRANULARITY")]
+    coverage: Option<Granularity>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -65,6 +70,8 @@ struct Line<'a> {
     opt_ms: f64,
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     exec: Option<ExecFields<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    coverage: Option<Summary>,
 }
 
 #[derive(Serialize)]
@@ -140,11 +147,22 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     }
 
     let reference = if args.exec { Some(reference_run(&mut pool, &mut input.module)?) } else { None };
+    let coverage = args.coverage.map(|g| {
+        let c = Coverage::arm(g);
+        pool.set_observer(c.observer());
+        c
+    });
     let progress = progress_bar(pipelines.len(), args.json);
     let exec = if args.exec { ExecMode::Always } else { ExecMode::Never };
     let items = pipelines.iter().enumerate().map(|(index, p)| BatchItem {
         index,
-        job: JobSpec { pipeline: p.clone(), verify_each: args.verify_each, emit_ir: args.emit_ir.is_some(), exec },
+        job: JobSpec {
+            verify_each: args.verify_each,
+            emit_ir: args.emit_ir.is_some(),
+            exec,
+            observe: coverage.is_some(),
+            ..JobSpec::optimize(p.clone())
+        },
     });
     // Runs finish out of order; print in input order.
     let mut ready: BTreeMap<usize, Run> = BTreeMap::new();
@@ -158,7 +176,8 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         progress.inc(1);
         ready.insert(index, run);
         while let Some(run) = ready.remove(&next) {
-            let result = emit(&mut out, &args, next, &pipelines[next], &run, reference.as_ref());
+            let summary = coverage.zip(run.trace.as_deref()).map(|(c, t)| c.spectrum(t).summary(c.sites));
+            let result = emit(&mut out, &args, next, &pipelines[next], &run, reference.as_ref(), summary);
             if let Err(e) = result {
                 write_error.get_or_insert(e);
             }
@@ -173,7 +192,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
 }
 
 fn reference_run(pool: &mut Pool, module: &mut ctos::llvm::IrModule) -> Result<Execution> {
-    let job = JobSpec { pipeline: String::new(), verify_each: false, emit_ir: false, exec: ExecMode::Always };
+    let job = JobSpec { exec: ExecMode::Always, ..JobSpec::optimize("") };
     let mut result = None;
     run_batch(pool, module, [BatchItem { index: 0, job }], |_, run| result = Some(run))?;
     let run = result.expect("one run");
@@ -218,6 +237,7 @@ fn emit(
     pipeline: &str,
     run: &Run,
     reference: Option<&Execution>,
+    coverage: Option<Summary>,
 ) -> Result<()> {
     if let (Some(dir), Some(ir)) = (&args.emit_ir, &run.ir) {
         let path = dir.join(format!("{index:04}.ll"));
@@ -251,6 +271,7 @@ fn emit(
             instructions: run.instructions,
             opt_ms: (run.opt_millis * 100.0).round() / 100.0,
             exec,
+            coverage,
         };
         writeln!(out, "{}", serde_json::to_string(&line)?)?;
     } else {
@@ -279,6 +300,9 @@ fn emit(
         }
         if let Some(message) = &run.message {
             writeln!(out, "      {message}")?;
+        }
+        if let Some(c) = coverage {
+            writeln!(out, "      covered {} {} in {} files", c.elements, c.granularity, c.files.len())?;
         }
     }
     out.flush()?;

@@ -1,0 +1,135 @@
+//! Which LLVM source file each function of the linked LLVM comes from.
+//!
+//! Coverage of LLVM is recorded per function (or block) of this executable; localization
+//! ranks LLVM *source files*. Debian's LLVM has no debug info, but its static archives
+//! keep every symbol, local and hidden ones included. This script reads every member of
+//! `libLLVM*.a` once and writes a table `hash(symbol name) -> source file`, compiled into
+//! the crate (`src/coverage/attribution.rs` reads it).
+//!
+//! Why not the linker's map: each executable (`ctos`, `locseq`, every test and bench
+//! binary) is linked separately and would need its own map, which build.rs cannot name;
+//! llvm-sys also repacks all archives into one rlib, so the map no longer says which
+//! `libLLVM*.a` a member came from (46 member names occur in several libraries).
+//! Symbol names identify the member in all but two cases, both marked `shared` here and
+//! left out of file attribution: weak (COMDAT) code defined by several members (templates,
+//! inline header code — the map would credit it to whichever copy the linker kept) and the
+//! 115 local names that several members define.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use object::read::archive::ArchiveFile;
+use object::{Object, ObjectSymbol, SymbolKind};
+
+const SHARED: u32 = u32::MAX;
+
+const TARGET_SUFFIXES: &[(&str, &str)] = &[
+    ("CodeGen", ""),
+    ("Desc", "/MCTargetDesc"),
+    ("Info", "/TargetInfo"),
+    ("AsmParser", "/AsmParser"),
+    ("Disassembler", "/Disassembler"),
+    ("Utils", "/Utils"),
+    ("TargetMCA", "/MCA"),
+];
+
+fn library_dir(lib: &str, known: &HashMap<String, String>) -> String {
+    if let Some(dir) = known.get(lib) {
+        return dir.clone();
+    }
+    for (suffix, sub) in TARGET_SUFFIXES {
+        if let Some(target) = lib.strip_suffix(suffix).filter(|t| !t.is_empty()) {
+            return format!("llvm/lib/Target/{target}{sub}");
+        }
+    }
+    format!("unknown-library/{lib}")
+}
+
+fn main() {
+    let major = if std::env::var_os("CARGO_FEATURE_LLVM19").is_some() { 19 } else { 22 };
+    let libdir = PathBuf::from(format!("/usr/lib/llvm-{major}/lib"));
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=data/llvm-lib-dirs.tsv");
+    println!("cargo:rerun-if-changed={}", libdir.display());
+
+    let dirs_text = std::fs::read_to_string("data/llvm-lib-dirs.tsv").expect("data/llvm-lib-dirs.tsv");
+    let known: HashMap<String, String> = dirs_text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+
+    let mut archives: Vec<PathBuf> = std::fs::read_dir(&libdir)
+        .unwrap_or_else(|e| panic!("{}: {e} (run scripts/setup.sh)", libdir.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with("libLLVM") && name.ends_with(".a")
+        })
+        .collect();
+    archives.sort();
+
+    let mut files: Vec<String> = Vec::new();
+    let mut file_ids: HashMap<String, u32> = HashMap::new();
+    let mut owner: HashMap<u64, u32> = HashMap::new();
+    for archive in &archives {
+        let lib = archive.file_stem().unwrap().to_string_lossy().trim_start_matches("libLLVM").to_string();
+        let dir = library_dir(&lib, &known);
+        scan_archive(archive, &dir, &mut files, &mut file_ids, &mut owner);
+    }
+
+    let mut entries: Vec<(u64, u32)> = owner.into_iter().collect();
+    entries.sort_unstable();
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("llvm_objects.bin");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&out).unwrap());
+    w.write_all(b"CTOSOBJ1").unwrap();
+    w.write_all(&(files.len() as u32).to_le_bytes()).unwrap();
+    for f in &files {
+        w.write_all(&(f.len() as u16).to_le_bytes()).unwrap();
+        w.write_all(f.as_bytes()).unwrap();
+    }
+    w.write_all(&(entries.len() as u32).to_le_bytes()).unwrap();
+    for (hash, value) in entries {
+        w.write_all(&hash.to_le_bytes()).unwrap();
+        w.write_all(&value.to_le_bytes()).unwrap();
+    }
+}
+
+fn scan_archive(
+    path: &Path,
+    dir: &str,
+    files: &mut Vec<String>,
+    file_ids: &mut HashMap<String, u32>,
+    owner: &mut HashMap<u64, u32>,
+) {
+    let data = std::fs::read(path).unwrap();
+    let archive = ArchiveFile::parse(&*data).unwrap();
+    for member in archive.members() {
+        let member = member.unwrap();
+        let name = String::from_utf8_lossy(member.name()).into_owned();
+        let Some(source) = name.strip_suffix(".o") else { continue };
+        let Ok(object) = object::File::parse(member.data(&*data).unwrap()) else { continue };
+        let file = format!("{dir}/{source}");
+        let id = *file_ids.entry(file.clone()).or_insert_with(|| {
+            files.push(file);
+            (files.len() - 1) as u32
+        });
+        for symbol in object.symbols() {
+            if symbol.kind() != SymbolKind::Text || !symbol.is_definition() {
+                continue;
+            }
+            let Ok(sym_name) = symbol.name() else { continue };
+            let hash = xxhash_rust::xxh3::xxh3_64(sym_name.as_bytes());
+            owner
+                .entry(hash)
+                .and_modify(|v| {
+                    if *v != id {
+                        *v = SHARED
+                    }
+                })
+                .or_insert(id);
+        }
+    }
+}

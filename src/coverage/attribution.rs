@@ -1,0 +1,97 @@
+//! LLVM's functions in this executable, each with the LLVM source file it came from.
+
+use std::collections::HashMap;
+
+use crate::sandbox::symbols::{demangle, Symbolizer};
+
+/// `hash(symbol name) -> source file`, written by build.rs from the `libLLVM*.a` members.
+static TABLE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/llvm_objects.bin"));
+const SHARED: u32 = u32::MAX;
+
+/// A function of the linked LLVM.
+#[derive(Debug, Clone)]
+pub struct LlvmFunction {
+    /// Runtime address of its first instruction.
+    pub addr: u64,
+    pub size: u64,
+    pub mangled: String,
+    /// Index into [`Attribution::files`]; `None` for code several archive members define
+    /// (templates, inline header code, a few duplicate local names): whichever copy the
+    /// linker kept says nothing about the file a fix would touch.
+    pub file: Option<u32>,
+}
+
+pub struct Attribution {
+    /// Source paths as LLVM's repository names them (`llvm/lib/Transforms/Scalar/LICM.cpp`).
+    pub files: Vec<String>,
+    /// Sorted by address.
+    pub functions: Vec<LlvmFunction>,
+}
+
+struct Table {
+    files: Vec<String>,
+    owners: Vec<(u64, u32)>,
+}
+
+fn read_table() -> Table {
+    let mut at = 8;
+    assert_eq!(&TABLE[..8], b"CTOSOBJ1", "corrupt llvm_objects.bin");
+    let u32_at = |at: &mut usize| {
+        let v = u32::from_le_bytes(TABLE[*at..*at + 4].try_into().unwrap());
+        *at += 4;
+        v
+    };
+    let n_files = u32_at(&mut at) as usize;
+    let mut files = Vec::with_capacity(n_files);
+    for _ in 0..n_files {
+        let len = u16::from_le_bytes(TABLE[at..at + 2].try_into().unwrap()) as usize;
+        files.push(String::from_utf8_lossy(&TABLE[at + 2..at + 2 + len]).into_owned());
+        at += 2 + len;
+    }
+    let n = u32_at(&mut at) as usize;
+    let owners = (0..n)
+        .map(|i| {
+            let base = at + i * 12;
+            let hash = u64::from_le_bytes(TABLE[base..base + 8].try_into().unwrap());
+            let owner = u32::from_le_bytes(TABLE[base + 8..base + 12].try_into().unwrap());
+            (hash, owner)
+        })
+        .collect();
+    Table { files, owners }
+}
+
+impl Attribution {
+    /// LLVM's functions in this executable; Rust and C runtime code is left out.
+    pub fn of_this_process() -> Attribution {
+        let table = read_table();
+        let symbols = Symbolizer::this_process();
+        let mut used: HashMap<u32, u32> = HashMap::new();
+        let mut files = Vec::new();
+        let mut functions = Vec::new();
+        for (link_addr, size, name) in symbols.functions() {
+            if *size == 0 {
+                continue;
+            }
+            let hash = xxhash_rust::xxh3::xxh3_64(name.as_bytes());
+            let Ok(i) = table.owners.binary_search_by_key(&hash, |e| e.0) else { continue };
+            let owner = table.owners[i].1;
+            let file = (owner != SHARED).then(|| {
+                *used.entry(owner).or_insert_with(|| {
+                    files.push(table.files[owner as usize].clone());
+                    (files.len() - 1) as u32
+                })
+            });
+            functions.push(LlvmFunction { addr: link_addr + symbols.bias, size: *size, mangled: name.clone(), file });
+        }
+        functions.sort_by_key(|f| f.addr);
+        Attribution { files, functions }
+    }
+
+    pub fn file_of(&self, function: usize) -> Option<&str> {
+        self.functions[function].file.map(|f| self.files[f as usize].as_str())
+    }
+
+    pub fn name_of(&self, function: usize) -> String {
+        demangle(&self.functions[function].mangled)
+    }
+}

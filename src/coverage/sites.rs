@@ -1,0 +1,92 @@
+//! Where breakpoints go: every LLVM function entry, or every basic-block start.
+
+use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction};
+
+use super::attribution::Attribution;
+use super::Granularity;
+
+/// The coverage elements of one granularity. Site `i` is at `addrs[i]` in function
+/// `function[i]` of the attribution.
+pub struct Sites {
+    pub granularity: Granularity,
+    pub attribution: Attribution,
+    pub addrs: Vec<u64>,
+    pub function: Vec<u32>,
+}
+
+impl Sites {
+    pub fn new(granularity: Granularity) -> Sites {
+        let attribution = Attribution::of_this_process();
+        let (addrs, function) = match granularity {
+            Granularity::Files | Granularity::Functions => (
+                attribution.functions.iter().map(|f| f.addr).collect(),
+                (0..attribution.functions.len() as u32).collect(),
+            ),
+            Granularity::Blocks => block_leaders(&attribution),
+        };
+        Sites { granularity, attribution, addrs, function }
+    }
+
+    pub fn len(&self) -> usize {
+        self.addrs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.addrs.is_empty()
+    }
+
+    /// The file of a site, if attributable.
+    pub fn file(&self, site: u32) -> Option<u32> {
+        self.attribution.functions[self.function[site as usize] as usize].file
+    }
+}
+
+/// Block leaders by a linear sweep of each function: the entry, branch targets inside
+/// the function, and the instruction after every branch, return or trap. Only addresses
+/// that are instruction boundaries of the sweep are kept, so a breakpoint never lands
+/// inside an instruction. Blocks reached only through jump tables are missed.
+fn block_leaders(attribution: &Attribution) -> (Vec<u64>, Vec<u32>) {
+    let mut addrs = Vec::new();
+    let mut function = Vec::new();
+    let mut starts = Vec::new();
+    let mut leaders = Vec::new();
+    for (fi, f) in attribution.functions.iter().enumerate() {
+        // The code is mapped in this process; read it before any breakpoint is armed.
+        let code = unsafe { std::slice::from_raw_parts(f.addr as *const u8, f.size as usize) };
+        let end = f.addr + f.size;
+        let mut decoder = Decoder::with_ip(64, code, f.addr, DecoderOptions::NONE);
+        let mut instr = Instruction::default();
+        starts.clear();
+        leaders.clear();
+        leaders.push(f.addr);
+        while decoder.can_decode() {
+            decoder.decode_out(&mut instr);
+            if instr.is_invalid() {
+                break;
+            }
+            starts.push(instr.ip());
+            match instr.flow_control() {
+                FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch => {
+                    let target = instr.near_branch_target();
+                    if (f.addr..end).contains(&target) {
+                        leaders.push(target);
+                    }
+                    leaders.push(instr.next_ip());
+                }
+                FlowControl::IndirectBranch | FlowControl::Return | FlowControl::Interrupt | FlowControl::Exception => {
+                    leaders.push(instr.next_ip())
+                }
+                _ => {}
+            }
+        }
+        leaders.sort_unstable();
+        leaders.dedup();
+        for &leader in leaders.iter() {
+            if leader < end && starts.binary_search(&leader).is_ok() {
+                addrs.push(leader);
+                function.push(fi as u32);
+            }
+        }
+    }
+    (addrs, function)
+}
