@@ -7,5 +7,6 @@
 pub mod cli;
 pub mod coverage;
 pub mod llvm;
+pub mod oracle;
 pub mod sandbox;
 pub mod seq;

@@ -49,26 +49,38 @@ pub struct Coverage {
     pub sites: &'static Sites,
 }
 
-static ARMED: Mutex<Option<Coverage>> = Mutex::new(None);
+/// Site tables are built once per granularity; one of them is armed at a time.
+struct State {
+    sites: Vec<&'static Sites>,
+    armed: Option<Granularity>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State { sites: Vec::new(), armed: None });
 
 impl Coverage {
     /// Arm every site of `granularity` in this process (tens of milliseconds for
-    /// functions, about a second for blocks). The process must stay single-threaded while
-    /// it forks children; arming again with the same granularity is free.
+    /// functions, a few hundred for blocks, the first time). The process must stay
+    /// single-threaded while it forks children; arming what is armed already is free.
     pub fn arm(granularity: Granularity) -> Coverage {
-        let mut armed = ARMED.lock().unwrap();
-        if let Some(c) = *armed {
-            if c.sites.granularity == granularity {
-                return c;
-            }
+        let mut state = STATE.lock().unwrap();
+        if state.armed != Some(granularity) {
+            // Block leaders come from decoding the code: it must hold no breakpoint then.
+            traps::disarm();
+            state.armed = None;
         }
-        // Block leaders come from decoding the code: it must hold no breakpoint then.
-        traps::disarm();
-        let sites: &'static Sites = Box::leak(Box::new(Sites::new(granularity)));
-        traps::arm(sites);
-        let coverage = Coverage { sites };
-        *armed = Some(coverage);
-        coverage
+        let sites = match state.sites.iter().find(|s| s.granularity == granularity) {
+            Some(s) => *s,
+            None => {
+                let s: &'static Sites = Box::leak(Box::new(Sites::new(granularity)));
+                state.sites.push(s);
+                s
+            }
+        };
+        if state.armed.is_none() {
+            traps::arm(sites);
+            state.armed = Some(granularity);
+        }
+        Coverage { sites }
     }
 
     /// An observer for a [`crate::sandbox::Pool`]: each observed child records its hits.
@@ -81,11 +93,12 @@ impl Coverage {
     }
 }
 
-/// Take every breakpoint out of this process (for measuring runs without coverage).
+/// Take every breakpoint out of this process: children run at full speed and record
+/// nothing until the next [`Coverage::arm`].
 pub fn disarm() {
-    let mut armed = ARMED.lock().unwrap();
+    let mut state = STATE.lock().unwrap();
     traps::disarm();
-    *armed = None;
+    state.armed = None;
 }
 
 impl Sites {

@@ -12,9 +12,12 @@ pub struct Sites {
     pub attribution: Attribution,
     pub addrs: Vec<u64>,
     pub function: Vec<u32>,
+    /// The code byte each breakpoint replaces.
+    pub(super) original: Vec<u8>,
 }
 
 impl Sites {
+    /// Build the table; no breakpoint may be armed meanwhile (the code is read).
     pub fn new(granularity: Granularity) -> Sites {
         let attribution = Attribution::of_this_process();
         let (addrs, function) = match granularity {
@@ -24,7 +27,8 @@ impl Sites {
             ),
             Granularity::Blocks => block_leaders(&attribution),
         };
-        Sites { granularity, attribution, addrs, function }
+        let original = addrs.iter().map(|&a: &u64| unsafe { *(a as *const u8) }).collect();
+        Sites { granularity, attribution, addrs, function, original }
     }
 
     pub fn len(&self) -> usize {

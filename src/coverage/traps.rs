@@ -22,6 +22,7 @@ static ORIGINAL: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 /// The parent's restored sites, to re-arm before the next fork.
 static RESTORED: AtomicPtr<u32> = AtomicPtr::new(std::ptr::null_mut());
 static N_RESTORED: AtomicUsize = AtomicUsize::new(0);
+static RESTORED_CAPACITY: AtomicUsize = AtomicUsize::new(0);
 /// The child's record: `[count: u64][site: u32; count]`, in shared memory.
 static RECORD: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
 static IN_CHILD: AtomicBool = AtomicBool::new(false);
@@ -55,13 +56,8 @@ extern "C" fn on_trap(signal: libc::c_int, _info: *mut libc::siginfo_t, context:
     }
 }
 
-fn leak<T>(v: Vec<T>) -> *mut T {
-    Box::leak(v.into_boxed_slice()).as_mut_ptr()
-}
-
-/// Arm every site of `sites` in this process. Call once per process (arming another set
-/// later first disarms the current one).
-pub(super) fn arm(sites: &Sites) {
+/// Arm every site of `sites` (disarming whatever was armed).
+pub(super) fn arm(sites: &'static Sites) {
     disarm();
     if sites.is_empty() {
         return;
@@ -69,7 +65,6 @@ pub(super) fn arm(sites: &Sites) {
     let page = 4096u64;
     let start = sites.addrs[0] & !(page - 1);
     let end = (sites.addrs[sites.len() - 1] + page) & !(page - 1);
-    let original: Vec<u8> = sites.addrs.iter().map(|&a| unsafe { *(a as *const u8) }).collect();
     unsafe {
         let rc = libc::mprotect(
             start as *mut libc::c_void,
@@ -83,17 +78,22 @@ pub(super) fn arm(sites: &Sites) {
         libc::sigemptyset(&mut action.sa_mask);
         libc::sigaction(libc::SIGTRAP, &action, std::ptr::null_mut());
     }
-    ORIGINAL.store(leak(original), Ordering::Relaxed);
-    RESTORED.store(leak(vec![0u32; sites.len()]), Ordering::Relaxed);
+    // The restore list only ever grows to the largest site table armed.
+    if RESTORED_CAPACITY.load(Ordering::Relaxed) < sites.len() {
+        let buffer: &'static mut [u32] = Box::leak(vec![0u32; sites.len()].into_boxed_slice());
+        RESTORED.store(buffer.as_mut_ptr(), Ordering::Relaxed);
+        RESTORED_CAPACITY.store(sites.len(), Ordering::Relaxed);
+    }
     N_RESTORED.store(0, Ordering::Relaxed);
-    SITES.store(leak(sites.addrs.clone()), Ordering::Relaxed);
+    ORIGINAL.store(sites.original.as_ptr() as *mut u8, Ordering::Relaxed);
+    SITES.store(sites.addrs.as_ptr() as *mut u64, Ordering::Relaxed);
     N_SITES.store(sites.len(), Ordering::Relaxed);
     for &a in &sites.addrs {
         unsafe { *(a as *mut u8) = INT3 };
     }
 }
 
-/// Put every original byte back (the tables stay leaked: a process arms once or twice).
+/// Put every original byte back.
 pub(super) fn disarm() {
     let n = N_SITES.swap(0, Ordering::Relaxed);
     let sites = SITES.load(Ordering::Relaxed);

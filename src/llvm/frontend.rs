@@ -80,3 +80,20 @@ impl CFrontend {
         parts.join(" ")
     }
 }
+
+/// The pipeline text `opt` of this LLVM version prints for `pipeline`
+/// (`-print-pipeline-passes`): `default<O3>` becomes the explicit nested pipeline.
+pub fn print_pipeline_passes(pipeline: &str) -> Result<String, String> {
+    let major = super::version().0;
+    let opt = PathBuf::from(format!("/usr/lib/llvm-{major}/bin/opt"));
+    let out = Command::new(&opt)
+        .arg(format!("-passes={pipeline}"))
+        .args(["-print-pipeline-passes", "-disable-output", "-"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e} (install llvm-{major}-tools)", opt.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} rejects '{pipeline}': {}", opt.display(), String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}

@@ -1,5 +1,6 @@
 //! Many pipelines on one module, `jobs` children at a time, executing each distinct
-//! optimized module once: pipelines that produce the same IR hash share one execution.
+//! optimized module once: pipelines that produce the same IR hash share one execution,
+//! within a batch and, through an [`ExecCache`], across batches of the same module.
 
 use std::collections::HashMap;
 
@@ -16,18 +17,45 @@ enum ExecState {
     Finished(Option<Execution>),
 }
 
+/// Executions by optimized-IR hash, for one module (and one driver).
+#[derive(Default)]
+pub struct ExecCache {
+    executions: HashMap<u64, ExecState>,
+}
+
+impl ExecCache {
+    pub fn len(&self) -> usize {
+        self.executions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.executions.is_empty()
+    }
+}
+
 /// Run every item; `on_done(index, run)` is called as runs finish (not in index order).
 pub fn run_batch(
     pool: &mut Pool,
     module: &mut IrModule,
     items: impl IntoIterator<Item = BatchItem>,
+    on_done: impl FnMut(usize, Run),
+) -> std::io::Result<()> {
+    run_batch_cached(pool, module, items, &mut ExecCache::default(), on_done)
+}
+
+/// [`run_batch`], reusing and extending `cache`, which must belong to `module`.
+pub fn run_batch_cached(
+    pool: &mut Pool,
+    module: &mut IrModule,
+    items: impl IntoIterator<Item = BatchItem>,
+    cache: &mut ExecCache,
     mut on_done: impl FnMut(usize, Run),
 ) -> std::io::Result<()> {
     let mut queue = items.into_iter();
     let mut index_of: HashMap<JobId, usize> = HashMap::new();
     let mut hash_of: HashMap<usize, u64> = HashMap::new();
     let mut executor_of: HashMap<u64, usize> = HashMap::new();
-    let mut executions: HashMap<u64, ExecState> = HashMap::new();
+    let executions = &mut cache.executions;
     // Runs whose module is being executed by another job: finished once it is.
     let mut waiting: HashMap<u64, Vec<(usize, Run)>> = HashMap::new();
     let mut exhausted = false;
@@ -82,5 +110,8 @@ pub fn run_batch(
             }
         }
     }
+    // A job that died while executing leaves its hash Running: forget it, so a later
+    // batch executes that module again instead of waiting for nothing.
+    executions.retain(|_, state| matches!(state, ExecState::Finished(_)));
     Ok(())
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use batch::{run_batch, BatchItem};
+pub use batch::{run_batch, run_batch_cached, BatchItem, ExecCache};
 pub use child::current_phase;
 pub use pool::{Event, JobId, Pool};
 pub use wire::Phase;

@@ -140,6 +140,43 @@ impl Sequence {
         self.len() == 0
     }
 
+    /// Whole pipelines (`default<O3>`, `lto<O2>` …) replaced by the explicit text
+    /// `expand` returns for them (`opt -print-pipeline-passes`), parsed in place.
+    pub fn expand_pipelines(
+        &self,
+        catalog: &Catalog,
+        expand: &mut dyn FnMut(&str) -> Result<String, String>,
+    ) -> Result<Sequence, String> {
+        const PIPELINES: &[&str] =
+            &["default", "thinlto-pre-link", "thinlto", "lto-pre-link", "lto", "fatlto-pre-link"];
+        fn walk(
+            items: &[Item],
+            catalog: &Catalog,
+            expand: &mut dyn FnMut(&str) -> Result<String, String>,
+        ) -> Result<Vec<Item>, String> {
+            let mut out = Vec::new();
+            for item in items {
+                match item {
+                    Item::Pass(p) if PIPELINES.contains(&p.name.as_str()) => {
+                        let text = expand(&p.to_string())?;
+                        out.extend(Sequence::parse(&text, catalog).map_err(|e| e.to_string())?.items);
+                    }
+                    Item::Pass(p) => out.push(Item::Pass(p.clone())),
+                    Item::Adaptor(a) => {
+                        out.push(Item::Adaptor(Adaptor { body: walk(&a.body, catalog, expand)?, ..a.clone() }))
+                    }
+                }
+            }
+            Ok(out)
+        }
+        Ok(Sequence { items: walk(&self.items, catalog, expand)? })
+    }
+
+    /// The same passes without adaptors: what rendering would nest again by level.
+    pub fn flattened(&self) -> Sequence {
+        Sequence::flat(self.passes().into_iter().cloned())
+    }
+
     /// This sequence without the passes whose execution-order index `keep` rejects;
     /// adaptors left empty disappear.
     pub fn retain_passes(&self, mut keep: impl FnMut(usize) -> bool) -> Sequence {

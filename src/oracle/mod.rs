@@ -1,0 +1,185 @@
+//! Runs to verdicts: which failure a run shows, and whether it is the failure under study.
+
+mod script;
+
+use serde::{Deserialize, Serialize};
+
+pub use script::ScriptOracle;
+
+use crate::sandbox::{signal_name, ExecStatus, Execution, Outcome, Run};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureKind {
+    /// The optimizer died from a signal.
+    Crash,
+    /// LLVM reported a fatal error.
+    Fatal,
+    /// The verifier rejected the optimized IR.
+    InvalidIr,
+    /// The optimizer ran out of time (performance bug or hang).
+    Timeout,
+    /// The optimizer ran out of memory.
+    Oom,
+    /// The code generator failed on IR the verifier accepted.
+    Codegen,
+    /// The optimized program behaves differently from the unoptimized one.
+    WrongCode,
+}
+
+impl FailureKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Crash => "crash",
+            FailureKind::Fatal => "fatal",
+            FailureKind::InvalidIr => "invalid-ir",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Oom => "oom",
+            FailureKind::Codegen => "codegen",
+            FailureKind::WrongCode => "wrong-code",
+        }
+    }
+}
+
+/// A failure with a signature: what tells two failures of one kind apart.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Failure {
+    pub kind: FailureKind,
+    /// Crash: signal and innermost LLVM frame; fatal: LLVM's message; invalid IR: the
+    /// verifier's first complaint; wrong code: how the behaviour differs.
+    pub signature: String,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.kind.as_str(), self.signature)
+    }
+}
+
+/// Numbers in messages vary with the input (`after 1 iterations`, `%12`), not with the bug.
+fn normalize(message: &str) -> String {
+    let first = message.lines().next().unwrap_or("").split(" | ").next().unwrap_or("").trim();
+    let mut out = String::with_capacity(first.len());
+    let mut in_number = false;
+    for c in first.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('N');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn execution_failure(execution: &Execution, reference: &Execution) -> Option<Failure> {
+    let same_status = execution.status == reference.status;
+    match &execution.status {
+        ExecStatus::CodegenError(message) => {
+            Some(Failure { kind: FailureKind::Codegen, signature: normalize(message) })
+        }
+        _ if same_status && execution.stdout == reference.stdout => None,
+        ExecStatus::Exited(code) => Some(Failure {
+            kind: FailureKind::WrongCode,
+            signature: if execution.stdout != reference.stdout {
+                "output differs".to_string()
+            } else {
+                format!("exit code {code}")
+            },
+        }),
+        ExecStatus::Signal(s) => {
+            Some(Failure { kind: FailureKind::WrongCode, signature: format!("program killed by {}", signal_name(*s)) })
+        }
+        ExecStatus::Timeout => Some(Failure { kind: FailureKind::WrongCode, signature: "program does not end".into() }),
+        ExecStatus::Oom => Some(Failure { kind: FailureKind::WrongCode, signature: "program out of memory".into() }),
+    }
+}
+
+impl Failure {
+    /// The failure `run` shows, if any. Wrong code needs the unoptimized program's
+    /// execution as `reference`, and an execution in `run`.
+    pub fn of(run: &Run, reference: Option<&Execution>) -> Option<Failure> {
+        let message = run.message.as_deref().unwrap_or("");
+        let (kind, signature) = match run.outcome {
+            Outcome::Ok | Outcome::Rejected => {
+                return match (&run.execution, reference) {
+                    (Some(e), Some(r)) => execution_failure(e, r),
+                    _ => None,
+                }
+            }
+            Outcome::Crash => {
+                let crash = run.crash.as_ref();
+                let signal = crash.map_or("crash".to_string(), |c| signal_name(c.signal));
+                let top = crash.and_then(|c| c.frames.first());
+                (FailureKind::Crash, top.map_or(signal.clone(), |t| format!("{signal} in {t}")))
+            }
+            Outcome::Fatal => (FailureKind::Fatal, normalize(message)),
+            Outcome::InvalidIr => (FailureKind::InvalidIr, normalize(message)),
+            Outcome::Timeout => (FailureKind::Timeout, "optimizer timeout".into()),
+            Outcome::Oom => (FailureKind::Oom, "optimizer out of memory".into()),
+        };
+        Some(Failure { kind, signature })
+    }
+
+    /// Whether `other` is this failure again. Wrong code is matched by kind alone: one
+    /// miscompilation can print different wrong output, or crash, under other sequences.
+    pub fn matches(&self, other: &Failure) -> bool {
+        self.kind == other.kind && (self.kind == FailureKind::WrongCode || self.signature == other.signature)
+    }
+}
+
+/// How a run relates to the failure under study.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "verdict", content = "failure")]
+pub enum Verdict {
+    /// No failure of any kind.
+    Passes,
+    /// The failure under study.
+    Same,
+    /// Some other failure: neither passing nor failing evidence.
+    Other(Failure),
+}
+
+/// The failure under study, and how to recognize it.
+pub struct Oracle {
+    pub expected: Failure,
+    /// The unoptimized program's execution, for wrong code.
+    pub reference: Option<Execution>,
+    /// A regular expression the failure's message must match (e.g. the verifier text).
+    pub pattern: Option<regex::Regex>,
+    /// A user's interestingness test decides instead of the signature.
+    pub script: Option<ScriptOracle>,
+}
+
+impl Oracle {
+    /// Whether runs must execute the program to be judged.
+    pub fn needs_execution(&self) -> bool {
+        self.script.is_none() && matches!(self.expected.kind, FailureKind::WrongCode | FailureKind::Codegen)
+    }
+
+    pub fn judge(&self, run: &Run, pipeline: &str) -> Verdict {
+        let failure = Failure::of(run, self.reference.as_ref());
+        if let Some(script) = &self.script {
+            return match (script.fires(pipeline), failure) {
+                (true, _) => Verdict::Same,
+                (false, None) => Verdict::Passes,
+                (false, Some(f)) => Verdict::Other(f),
+            };
+        }
+        match failure {
+            None => Verdict::Passes,
+            Some(f) if self.expected.matches(&f) && self.pattern_matches(run) => Verdict::Same,
+            Some(f) => Verdict::Other(f),
+        }
+    }
+
+    fn pattern_matches(&self, run: &Run) -> bool {
+        match &self.pattern {
+            None => true,
+            Some(re) => re.is_match(run.message.as_deref().unwrap_or("")) || re.is_match(&run.stderr),
+        }
+    }
+}
