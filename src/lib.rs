@@ -7,5 +7,6 @@
 pub mod cli;
 pub mod coverage;
 pub mod llvm;
+pub mod localize;
 pub mod sandbox;
 pub mod seq;

@@ -1,0 +1,2 @@
+//! Localization: which LLVM source files a failing (program, pass sequence) implicates.
+pub mod sbfl;
