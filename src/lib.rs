@@ -8,5 +8,6 @@ pub mod cli;
 pub mod coverage;
 pub mod llvm;
 pub mod oracle;
+pub mod localize;
 pub mod sandbox;
 pub mod seq;
