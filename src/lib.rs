@@ -7,7 +7,7 @@
 pub mod cli;
 pub mod coverage;
 pub mod llvm;
-pub mod oracle;
 pub mod localize;
+pub mod oracle;
 pub mod sandbox;
 pub mod seq;

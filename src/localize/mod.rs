@@ -1,3 +1,15 @@
 //! Localization: which LLVM source files a failing (program, pass sequence) implicates.
+//!
+//! LocSeq's loop: reduce the failing sequence, search for passing sequences whose
+//! compiler coverage is close to the failing run's (`search`, with the genetic operators
+//! of `ga`), and rank files by spectrum-based fault localization (`sbfl`, `rank`).
+pub mod bench;
+pub mod eval;
+pub mod evidence;
+pub mod files;
 pub mod ga;
+pub mod isolate;
+pub mod rank;
 pub mod sbfl;
+pub mod search;
+pub mod similarity;

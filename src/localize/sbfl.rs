@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Formula {
     Ochiai,
     Tarantula,
@@ -14,6 +15,7 @@ pub enum Formula {
 /// How element scores become a file score. LocSeq uses the mean (eq. 8); the mean buries
 /// large files and the max ties many, so the choice is left to measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Aggregate {
     Mean,
     Max,

@@ -1,0 +1,134 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use ctos::cli::LimitArgs;
+use ctos::localize::bench::read_bench;
+use ctos::localize::eval::{evaluate_bug, summarize, BugOutcome, BugResult};
+use ctos::localize::search::Strategy;
+use ctos::seq::Catalog;
+
+use crate::isolate::Bar;
+use crate::options::SearchArgs;
+
+#[derive(clap::Args)]
+#[command(after_help = "Each bug that fires on the linked LLVM is isolated with every strategy \
+(--repeat times, seeds 1..N); bugs that do not fire are listed with the reason. Ranks are those of \
+the bug's fix_files; Top-n counts bugs whose best fix file ranks within n, MFR/MAR are the mean \
+first/average rank (a fix file the failing run did not cover counts as one past the last rank).")]
+pub struct EvalArgs {
+    /// The bench: a folder of bug folders (or its parent with bugs/), as shared/bench.
+    pub bench: PathBuf,
+    /// Strategies to compare (repeatable) [default: cga].
+    #[arg(long = "strategy", value_enum)]
+    pub strategies: Vec<Strategy>,
+    /// Isolations per bug and strategy; ranks are the median over them.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: usize,
+    /// Only these bugs (folder names; repeatable).
+    #[arg(long = "bug", value_name = "ID")]
+    pub bugs: Vec<String>,
+    /// Print JSON (per-bug results and per-strategy summaries) instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub search: SearchArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+fn rank_text(r: &BugResult) -> String {
+    match (&r.outcome, r.median_ranks()) {
+        (BugOutcome::Skipped { .. }, _) => "skipped".into(),
+        (_, Some((ranks, worst))) => {
+            let files: Vec<String> =
+                ranks.iter().map(|x| x.map_or(format!(">{}", worst - 1), |x| x.to_string())).collect();
+            format!("{}/{}", files.join(","), worst - 1)
+        }
+        _ => "-".into(),
+    }
+}
+
+pub fn main(args: EvalArgs) -> Result<ExitCode> {
+    let major = ctos::llvm::version().0;
+    let catalog = Catalog::for_llvm(major)?;
+    let mut bugs = read_bench(&args.bench, major)?;
+    if !args.bugs.is_empty() {
+        bugs.retain(|b| args.bugs.contains(&b.id));
+    }
+    let strategies = if args.strategies.is_empty() { vec![Strategy::Cga] } else { args.strategies.clone() };
+    let base = args.search.options()?;
+    let limits = args.limits.limits()?;
+    let mut results = Vec::new();
+    for bug in &bugs {
+        for &strategy in &strategies {
+            if !args.json {
+                eprintln!("bug {} ({}), {strategy:?}", bug.id, bug.kind);
+            }
+            let mut bar = Bar::new(args.search.time, args.json);
+            let result =
+                evaluate_bug(bug, strategy, args.repeat.max(1), &base, args.limits.jobs(), limits, &catalog, &mut bar);
+            bar.finish();
+            results.push(result?);
+        }
+    }
+    let summaries: Vec<_> = strategies.iter().map(|&s| summarize(s, &results)).collect();
+    if args.json {
+        let report = serde_json::json!({
+            "llvm_version": ctos::llvm::version_string(),
+            "command": std::env::args().collect::<Vec<_>>(),
+            "time_per_bug": args.search.time,
+            "repeat": args.repeat,
+            "bugs": results,
+            "summary": summaries,
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "LLVM {}, {} s of search per bug, {} repeat(s)\n",
+        ctos::llvm::version_string(),
+        args.search.time,
+        args.repeat
+    );
+    print!("{:<8} {:<11}", "bug", "type");
+    for s in &strategies {
+        print!(" {:>14}", format!("{s:?}").to_lowercase());
+    }
+    println!("  fix file");
+    for bug in &bugs {
+        print!("{:<8} {:<11}", bug.id, bug.kind);
+        let mut skip = None;
+        for &s in &strategies {
+            let r = results.iter().find(|r| r.bug == bug.id && r.strategy == s).expect("evaluated");
+            if let BugOutcome::Skipped { reason } = &r.outcome {
+                skip = Some(reason.clone());
+            }
+            print!(" {:>14}", rank_text(r));
+        }
+        println!("  {}", bug.fix_files.join(", "));
+        if let Some(reason) = skip {
+            println!("{:>20}skipped: {reason}", "");
+        }
+    }
+    println!(
+        "\n{:<10} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7} {:>8} {:>9}",
+        "strategy", "bugs", "top1", "top5", "top10", "top20", "MFR", "MAR", "evals/s", "median s"
+    );
+    for s in &summaries {
+        println!(
+            "{:<10} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7.2} {:>7.2} {:>8.1} {:>9.1}",
+            format!("{:?}", s.strategy).to_lowercase(),
+            s.bugs,
+            s.top1,
+            s.top5,
+            s.top10,
+            s.top20,
+            s.mfr,
+            s.mar,
+            s.evaluations_per_second,
+            s.median_seconds_to_ranking
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,164 @@
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use ctos::cli::{load_input, InputArgs, LimitArgs};
+use ctos::localize::isolate::{isolate, Isolation, OracleMode, Progress};
+use ctos::localize::search::{SearchStats, Strategy};
+use ctos::sandbox::Pool;
+use ctos::seq::{Catalog, Sequence};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::options::SearchArgs;
+
+#[derive(clap::Args)]
+#[command(after_help = "The failure is reproduced first; if it does not fire, locseq says so and stops. \
+The sequence is then reduced (default<Ox> expanded first), a search looks for bug-free sequences whose \
+LLVM coverage is close to the failing run's, and the LLVM source files the failing run covered are \
+ranked by Ochiai over the coverage elements.")]
+pub struct IsolateArgs {
+    /// The failing pass sequence: new-PM text or legacy flags, in a file.
+    pub seq_file: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// What counts as the failure: auto (what the sequence shows, with its signature),
+    /// crash, invalid-ir, wrong-code (output differs from the unoptimized program's), or
+    /// script:PATH (PATH OPT PIPELINE exits 0 when the bug fires, like the bench's oracle.sh).
+    #[arg(long, default_value = "auto", value_name = "ORACLE", value_parser = clap::value_parser!(OracleMode))]
+    pub oracle: OracleMode,
+    /// A regular expression the failure's message must match.
+    #[arg(long, value_name = "REGEX")]
+    pub pattern: Option<String>,
+    /// Search strategy: cga (LocSeq), random (LocSeq_r), cga-wc, random-wc.
+    #[arg(long, value_enum, default_value_t = Strategy::Cga)]
+    pub strategy: Strategy,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the ranking, reduced sequence, bug-free sequences and statistics as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Files to show.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub top: usize,
+    #[command(flatten)]
+    pub search: SearchArgs,
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// A progress bar over the time budget (hidden when stderr is not a terminal).
+pub struct Bar {
+    bar: ProgressBar,
+}
+
+impl Bar {
+    pub fn new(seconds: f64, quiet: bool) -> Bar {
+        if quiet || !std::io::stderr().is_terminal() {
+            return Bar { bar: ProgressBar::hidden() };
+        }
+        let bar = ProgressBar::new(seconds.ceil() as u64);
+        bar.set_style(ProgressStyle::with_template("{spinner} {bar:30} {pos}/{len}s {msg}").unwrap());
+        Bar { bar }
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+impl Progress for Bar {
+    fn phase(&mut self, message: &str) {
+        self.bar.set_position(0);
+        self.bar.set_message(message.to_string());
+    }
+
+    fn search(&mut self, s: &SearchStats) {
+        self.bar.set_position(s.seconds as u64);
+        self.bar.set_message(format!(
+            "{} evaluations ({:.0}/s), {} bug-free, {} failing alike, best similarity {:.3}",
+            s.evaluations,
+            s.evaluations as f64 / s.seconds.max(1e-9),
+            s.passing,
+            s.failing_same,
+            s.best_similarity
+        ));
+    }
+}
+
+pub fn main(args: IsolateArgs) -> Result<ExitCode> {
+    let catalog = Catalog::for_llvm(ctos::llvm::version().0)?;
+    let text =
+        std::fs::read_to_string(&args.seq_file).with_context(|| format!("cannot read {}", args.seq_file.display()))?;
+    let buggy = Sequence::parse(&text, &catalog).with_context(|| args.seq_file.display().to_string())?;
+    let mut opts = args.search.options()?;
+    opts.oracle = args.oracle.clone();
+    opts.pattern = args.pattern.clone();
+    opts.strategy = args.strategy;
+    opts.seed = args.seed;
+    let mut input = load_input(&args.input)?;
+    let mut pool = Pool::new(args.limits.jobs(), args.limits.limits()?, input.llvm_args.clone())?;
+    ctos::cli::validate(&mut pool, &input.target, &[buggy.render(&catalog)?])?;
+    let mut bar = Bar::new(args.search.time, false);
+    let isolation = isolate(&mut pool, &mut input.module, &buggy, &catalog, &opts, &mut bar);
+    bar.finish();
+    let isolation = isolation?;
+    print_report(&isolation, args.top);
+    if let Some(path) = &args.json {
+        let report = serde_json::json!({
+            "llvm_version": ctos::llvm::version_string(),
+            "command": std::env::args().collect::<Vec<_>>(),
+            "seed": args.seed,
+            "strategy": args.strategy,
+            "granularity": opts.granularity,
+            "formula": opts.formula,
+            "aggregate": opts.aggregate,
+            "similarity": opts.similarity,
+            "evidence": opts.evidence,
+            "isolation": isolation,
+        });
+        std::fs::write(path, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_report(i: &Isolation, top: usize) {
+    let s = &i.stats;
+    println!("failure:   {}", i.failure);
+    println!("sequence:  {}", i.original);
+    println!("reduced:   {} ({} passes, {} test runs)", i.reduced, i.reduced_passes, i.reduction_tests);
+    for note in &i.notes {
+        println!("note:      {note}");
+    }
+    println!(
+        "search:    {} evaluations in {:.1} s ({:.1}/s): {} bug-free, {} failing the same way, {} other failures; best similarity {:.3}",
+        s.evaluations,
+        s.seconds,
+        s.evaluations as f64 / s.seconds.max(1e-9),
+        s.passing,
+        s.failing_same,
+        s.other_failures,
+        s.best_similarity
+    );
+    println!("coverage:  the failing run covers {} elements in {} files", i.failing_elements, i.failing_files);
+    println!("time:      {:.1} s (reproduce and reduce {:.1} s)\n", i.seconds_total, i.seconds_reproduce_and_reduce);
+    println!("{:>4}  {:>7}  {:>6}  file / top functions", "rank", "score", "elems");
+    for r in i.ranking.iter().take(top) {
+        println!("{:>4}  {:>7.4}  {:>6}  {}", r.rank, r.score, r.elements, r.path);
+        if !r.top_functions.is_empty() {
+            let names: Vec<String> = r.top_functions.iter().map(|f| shorten(f, 70)).collect();
+            println!("{:>21}{}", "", names.join(", "));
+        }
+    }
+}
+
+/// Template arguments make names unreadable in a table; `--json` keeps them whole.
+fn shorten(name: &str, max: usize) -> String {
+    if name.chars().count() <= max {
+        return name.to_string();
+    }
+    let head: String = name.chars().take(max - 1).collect();
+    format!("{head}…")
+}

@@ -1,0 +1,50 @@
+//! `locseq`: localize LLVM optimization-sequence bugs to LLVM source files (LocSeq).
+
+mod eval;
+mod isolate;
+mod options;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "locseq",
+    version = format!("{} (LLVM {})", env!("CARGO_PKG_VERSION"), ctos::llvm::version_string()),
+    about = "Localize LLVM optimization-sequence bugs to LLVM source files",
+    long_about = "Localize LLVM optimization-sequence bugs to LLVM source files.\n\n\
+Given a program and a pass sequence that makes the linked LLVM fail, locseq reduces the \
+sequence, searches for nearby sequences that do not fail (LocSeq's constrained genetic \
+algorithm), records LLVM's own coverage of every run, and ranks LLVM source files by \
+spectrum-based fault localization.",
+    after_help = "Examples:\n  locseq isolate seq.txt bug.ll --llvm-arg=-slp-threshold=-99999\n  \
+locseq isolate seq.txt repro.ll --driver driver.ll --oracle wrong-code --time 60 --json out.json\n  \
+locseq eval ../shared/bench --strategy cga --strategy random --time 120"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Rank the LLVM source files most likely to hold the bug a (program, sequence) shows.
+    Isolate(isolate::IsolateArgs),
+    /// Measure localization on a bench of real bugs (the format of shared/bench).
+    Eval(eval::EvalArgs),
+}
+
+fn main() -> ExitCode {
+    let result = match Cli::parse().command {
+        Command::Isolate(args) => isolate::main(args),
+        Command::Eval(args) => eval::main(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

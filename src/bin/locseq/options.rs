@@ -1,0 +1,119 @@
+//! Search and ranking options shared by `isolate` and `eval`.
+
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+use ctos::coverage::Granularity;
+use ctos::localize::evidence::FailingEvidence;
+use ctos::localize::ga::GaParams;
+use ctos::localize::isolate::IsolateOptions;
+use ctos::localize::sbfl::{Aggregate, Formula};
+use ctos::localize::search::Budget;
+use ctos::localize::similarity::SimilarityFormula;
+use ctos::seq::{Nesting, RenderOptions};
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct SearchArgs {
+    /// Seconds of search per bug (after reduction).
+    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
+    pub time: f64,
+    /// Stop after this many evaluations (whichever limit comes first).
+    #[arg(long, value_name = "N")]
+    pub max_evals: Option<usize>,
+    /// Coverage elements: functions, or basic blocks (finer, about 3x slower).
+    #[arg(long, value_enum, default_value_t = Granularity::Functions)]
+    pub granularity: Granularity,
+    /// Suspiciousness formula.
+    #[arg(long, value_enum, default_value_t = Formula::Ochiai)]
+    pub formula: Formula,
+    /// How element scores make a file score (LocSeq: mean).
+    #[arg(long, value_enum, default_value_t = Aggregate::Mean)]
+    pub aggregate: Aggregate,
+    /// Fitness: how Sim_s and Sim_f combine (LocSeq eq. 3; see the spec).
+    #[arg(long, value_enum, default_value_t = SimilarityFormula::Product)]
+    pub similarity: SimilarityFormula,
+    /// Failing runs used as evidence: the buggy one (LocSeq) or all that fail the same way.
+    #[arg(long, value_enum, default_value_t = FailingEvidence::One)]
+    pub evidence: FailingEvidence,
+    /// Count a passing run as evidence only if its file-level Jaccard with the failing
+    /// run reaches this (0: all, as LocSeq).
+    #[arg(long, value_name = "J", default_value_t = 0.0)]
+    pub near: f64,
+    /// Keep LLVM's error-reporting code in the failing trace (by default the trace is cut
+    /// where it starts: no passing run covers it, so it would outrank the fault).
+    #[arg(long)]
+    pub keep_error_reporting: bool,
+    /// Rank only files under this path prefix (repeatable) [default: llvm/lib/].
+    #[arg(long = "files", value_name = "PREFIX")]
+    pub file_prefixes: Vec<String>,
+    /// Rank every attributed file, headers and other trees included.
+    #[arg(long, conflicts_with = "file_prefixes")]
+    pub all_files: bool,
+    /// Catalog set new genes come from.
+    #[arg(long, value_name = "SET", default_value = "locseq")]
+    pub candidates: String,
+    /// Population size.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub population: usize,
+    /// Crossover probability.
+    #[arg(long, value_name = "P", default_value_t = 0.5)]
+    pub crossover: f64,
+    /// Mutation probability (per individual).
+    #[arg(long, value_name = "P", default_value_t = 0.3)]
+    pub mutation: f64,
+    /// Longest initial individual.
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    pub max_size: usize,
+    /// Do not reduce the failing sequence first.
+    #[arg(long)]
+    pub no_reduce: bool,
+}
+
+impl SearchArgs {
+    pub fn options(&self) -> Result<IsolateOptions> {
+        if !(self.time > 0.0) {
+            bail!("--time must be a positive number of seconds");
+        }
+        for (name, p) in [("--crossover", self.crossover), ("--mutation", self.mutation), ("--near", self.near)] {
+            if !(0.0..=1.0).contains(&p) {
+                bail!("{name} must be between 0 and 1, not {p}");
+            }
+        }
+        if self.population < 2 {
+            bail!("--population must be at least 2");
+        }
+        let file_prefixes = if self.all_files {
+            Vec::new()
+        } else if self.file_prefixes.is_empty() {
+            vec!["llvm/lib/".to_string()]
+        } else {
+            self.file_prefixes.clone()
+        };
+        Ok(IsolateOptions {
+            reduce: !self.no_reduce,
+            ga: GaParams {
+                population: self.population,
+                crossover: self.crossover,
+                mutation: self.mutation,
+                max_size: self.max_size,
+                constrained: true,
+            },
+            budget: Budget { time: Some(Duration::from_secs_f64(self.time)), max_evals: self.max_evals },
+            granularity: match self.granularity {
+                Granularity::Files => Granularity::Functions,
+                g => g,
+            },
+            formula: self.formula,
+            aggregate: self.aggregate,
+            similarity: self.similarity,
+            evidence: self.evidence,
+            near: self.near,
+            cut_error_reporting: !self.keep_error_reporting,
+            cpp_only: !self.all_files,
+            file_prefixes,
+            render: RenderOptions { nesting: Nesting::Grouped, verify_fixpoint: false },
+            candidates: self.candidates.clone(),
+            ..IsolateOptions::default()
+        })
+    }
+}

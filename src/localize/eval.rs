@@ -1,0 +1,165 @@
+//! `locseq eval`: localization accuracy on a bench of real bugs, per strategy.
+
+use anyhow::{Context as _, Result};
+use serde::Serialize;
+
+use super::bench::BenchBug;
+use super::isolate::{isolate, IsolateOptions, Progress};
+use super::sbfl::{metrics, Metrics};
+use super::search::Strategy;
+use crate::cli::split_target_flags;
+use crate::llvm::{CFrontend, IrModule};
+use crate::sandbox::{Limits, Pool};
+use crate::seq::{Catalog, Sequence};
+
+/// One isolation of one bug with one strategy.
+#[derive(Debug, Clone, Serialize)]
+pub struct Attempt {
+    pub seed: u64,
+    /// Rank of each fix file (None: the failing run did not cover it).
+    pub ranks: Vec<Option<usize>>,
+    pub files_ranked: usize,
+    pub evaluations: usize,
+    pub passing: usize,
+    pub seconds: f64,
+    pub search_seconds: f64,
+    pub reduced: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "status")]
+pub enum BugOutcome {
+    Ranked { attempts: Vec<Attempt> },
+    Skipped { reason: String },
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BugResult {
+    pub bug: String,
+    pub kind: String,
+    pub strategy: Strategy,
+    pub fix_files: Vec<String>,
+    pub outcome: BugOutcome,
+}
+
+impl BugResult {
+    /// Per fix file, the median rank over the attempts (uncovered counts as the worst).
+    pub fn median_ranks(&self) -> Option<(Vec<Option<usize>>, usize)> {
+        let BugOutcome::Ranked { attempts } = &self.outcome else { return None };
+        let worst = attempts.iter().map(|a| a.files_ranked + 1).max().unwrap_or(1);
+        let ranks = (0..self.fix_files.len())
+            .map(|i| {
+                let mut r: Vec<usize> = attempts.iter().map(|a| a.ranks[i].unwrap_or(worst)).collect();
+                r.sort_unstable();
+                let m = r[r.len() / 2];
+                (m < worst).then_some(m)
+            })
+            .collect();
+        Some((ranks, worst))
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct StrategySummary {
+    pub strategy: Strategy,
+    pub bugs: usize,
+    pub top1: usize,
+    pub top5: usize,
+    pub top10: usize,
+    pub top20: usize,
+    pub mfr: f64,
+    pub mar: f64,
+    pub evaluations_per_second: f64,
+    pub median_seconds_to_ranking: f64,
+}
+
+pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
+    let mine: Vec<&BugResult> = results.iter().filter(|r| r.strategy == strategy).collect();
+    let (ranks, worst): (Vec<_>, Vec<_>) = mine.iter().filter_map(|r| r.median_ranks()).unzip();
+    let Metrics { top1, top5, top10, top20, mfr, mar, bugs } = metrics(&ranks, &worst);
+    let attempts: Vec<&Attempt> = mine
+        .iter()
+        .filter_map(|r| match &r.outcome {
+            BugOutcome::Ranked { attempts } => Some(attempts),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let evals: usize = attempts.iter().map(|a| a.evaluations).sum();
+    let secs: f64 = attempts.iter().map(|a| a.search_seconds).sum();
+    let mut totals: Vec<f64> = attempts.iter().map(|a| a.seconds).collect();
+    totals.sort_by(f64::total_cmp);
+    StrategySummary {
+        strategy,
+        bugs,
+        top1,
+        top5,
+        top10,
+        top20,
+        mfr,
+        mar,
+        evaluations_per_second: if secs > 0.0 { evals as f64 / secs } else { 0.0 },
+        median_seconds_to_ranking: totals.get(totals.len() / 2).copied().unwrap_or(0.0),
+    }
+}
+
+/// Isolate `bug` `repeat` times (seeds 1..=repeat) with `strategy`; skip it, with the
+/// reason, when it does not fire on the linked LLVM.
+pub fn evaluate_bug(
+    bug: &BenchBug,
+    strategy: Strategy,
+    repeat: usize,
+    base: &IsolateOptions,
+    jobs: usize,
+    limits: Limits,
+    catalog: &Catalog,
+    progress: &mut dyn Progress,
+) -> Result<BugResult> {
+    let major = crate::llvm::version().0;
+    let result = |outcome| BugResult {
+        bug: bug.id.clone(),
+        kind: bug.kind.clone(),
+        strategy,
+        fix_files: bug.fix_files.clone(),
+        outcome,
+    };
+    if !bug.versions.is_empty() && !bug.versions.contains(&major) {
+        let fires: Vec<String> = bug.versions.iter().map(u32::to_string).collect();
+        return Ok(result(BugOutcome::Skipped {
+            reason: format!("fires on LLVM {}, not on {major}", fires.join(", ")),
+        }));
+    }
+    let (target, llvm_args) = split_target_flags(&bug.llvm_args);
+    let mut module = IrModule::load(&bug.program, &CFrontend::default(), &target)
+        .with_context(|| format!("bug {}: loading {}", bug.id, bug.program.display()))?;
+    if let Some(driver) = &bug.driver {
+        module.set_driver(driver)?;
+    }
+    let buggy = Sequence::parse(&bug.pipeline, catalog).with_context(|| format!("bug {}: seq.txt", bug.id))?;
+    let mut attempts = Vec::new();
+    for seed in 1..=repeat as u64 {
+        let mut pool = Pool::new(jobs, limits, llvm_args.clone())?;
+        let opts =
+            IsolateOptions { oracle: bug.oracle.clone(), pattern: bug.pattern.clone(), strategy, seed, ..base.clone() };
+        let isolation = match isolate(&mut pool, &mut module, &buggy, catalog, &opts, progress) {
+            Ok(i) => i,
+            Err(e) if e.to_string().contains("does not reproduce") => {
+                return Ok(result(BugOutcome::Skipped { reason: e.to_string() }))
+            }
+            Err(e) => return Err(e.context(format!("bug {}", bug.id))),
+        };
+        let ranks =
+            bug.fix_files.iter().map(|f| isolation.ranking.iter().find(|r| &r.path == f).map(|r| r.rank)).collect();
+        attempts.push(Attempt {
+            seed,
+            ranks,
+            files_ranked: isolation.ranking.len(),
+            evaluations: isolation.stats.evaluations,
+            passing: isolation.stats.passing,
+            seconds: isolation.seconds_total,
+            search_seconds: isolation.stats.seconds,
+            reduced: isolation.reduced,
+        });
+    }
+    Ok(result(BugOutcome::Ranked { attempts }))
+}

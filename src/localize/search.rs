@@ -1,0 +1,236 @@
+//! The witness search of LocSeq: sequences close to the failing one that do not fail,
+//! each evaluated in the sandbox with coverage, a generation at a time.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use serde::{Deserialize, Serialize};
+
+use super::evidence::{Evidence, FailingEvidence};
+use super::files::FileFilter;
+use super::ga::{self, GaParams, GeneTable, Individual};
+use super::similarity::{similarity, SimilarityFormula};
+use crate::coverage::{Coverage, Spectrum};
+use crate::llvm::IrModule;
+use crate::oracle::{Oracle, Verdict};
+use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, JobSpec, Pool};
+use crate::seq::{render_with, Catalog, Pass, RenderOptions, Sequence};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Strategy {
+    /// The constrained genetic algorithm (LocSeq).
+    #[default]
+    Cga,
+    /// Random sequences that keep the constraint (LocSeq_r).
+    Random,
+    /// The genetic algorithm without the constraint (LocSeq_wc).
+    CgaWc,
+    /// Random sequences from the pooled passes, no constraint (LocSeq_rwc).
+    RandomWc,
+}
+
+impl Strategy {
+    pub fn constrained(self) -> bool {
+        matches!(self, Strategy::Cga | Strategy::Random)
+    }
+
+    pub fn evolves(self) -> bool {
+        matches!(self, Strategy::Cga | Strategy::CgaWc)
+    }
+}
+
+/// What the search may spend.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub time: Option<Duration>,
+    pub max_evals: Option<usize>,
+}
+
+/// A bug-free sequence the search found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Witness {
+    pub pipeline: String,
+    pub similarity: f64,
+    pub file_jaccard: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SearchStats {
+    pub evaluations: usize,
+    pub passing: usize,
+    pub failing_same: usize,
+    pub other_failures: usize,
+    pub generations: usize,
+    pub best_similarity: f64,
+    pub seconds: f64,
+    /// Other failures by kind and signature, for the report.
+    pub other_kinds: HashMap<String, usize>,
+}
+
+pub struct SearchSetup<'a> {
+    pub pool: &'a mut Pool,
+    pub module: &'a mut IrModule,
+    pub coverage: Coverage,
+    pub oracle: &'a Oracle,
+    pub catalog: &'a Catalog,
+    pub render: RenderOptions,
+    pub filter: &'a FileFilter,
+    /// The failing run's spectrum, restricted by `filter`.
+    pub failing: &'a Spectrum,
+    pub similarity: SimilarityFormula,
+    pub evidence: FailingEvidence,
+    /// Passing runs count as evidence only when their file-level Jaccard with the failing
+    /// run reaches this (0 keeps all, as LocSeq).
+    pub near: f64,
+    /// Cut failing candidates' traces before LLVM's error reporting.
+    pub cut_error_reporting: bool,
+}
+
+pub struct SearchResult {
+    pub evidence: Evidence,
+    pub witnesses: Vec<Witness>,
+    pub stats: SearchStats,
+}
+
+struct Searcher<'a, 'b> {
+    s: &'b mut SearchSetup<'a>,
+    genes: Vec<Pass>,
+    memo: HashMap<String, f64>,
+    exec_cache: ExecCache,
+    evidence: Evidence,
+    witnesses: Vec<Witness>,
+    stats: SearchStats,
+    started: Instant,
+    budget: Budget,
+}
+
+impl Searcher<'_, '_> {
+    fn exhausted(&self) -> bool {
+        self.budget.time.is_some_and(|t| self.started.elapsed() >= t)
+            || self.budget.max_evals.is_some_and(|m| self.stats.evaluations >= m)
+    }
+
+    fn pipeline(&self, individual: &[u16]) -> String {
+        let seq = Sequence::flat(individual.iter().map(|&g| self.genes[g as usize].clone()));
+        render_with(&seq, self.s.catalog, &self.s.render).expect("genes render")
+    }
+
+    /// Fitness of each individual (0 for any failure); unseen pipelines run in one batch.
+    fn evaluate(&mut self, individuals: &[Individual]) -> std::io::Result<Vec<f64>> {
+        let pipelines: Vec<String> = individuals.iter().map(|i| self.pipeline(i)).collect();
+        let mut fresh: Vec<String> = Vec::new();
+        for p in &pipelines {
+            if !self.memo.contains_key(p) && !fresh.contains(p) {
+                fresh.push(p.clone());
+            }
+        }
+        if let Some(max) = self.budget.max_evals {
+            fresh.truncate(max.saturating_sub(self.stats.evaluations));
+        }
+        let exec = if self.s.oracle.needs_execution() { ExecMode::Always } else { ExecMode::Never };
+        let items = fresh.iter().enumerate().map(|(index, p)| BatchItem {
+            index,
+            job: JobSpec { exec, observe: true, ..JobSpec::optimize(p.clone()) },
+        });
+        let mut results = vec![None; fresh.len()];
+        run_batch_cached(self.s.pool, self.s.module, items, &mut self.exec_cache, |i, run| results[i] = Some(run))?;
+        for (pipeline, run) in fresh.iter().zip(results) {
+            let run = run.expect("every job finishes");
+            self.stats.evaluations += 1;
+            let verdict = self.s.oracle.judge(&run, pipeline);
+            let trace = run.trace.as_deref().unwrap_or(&[]);
+            let sites = self.s.coverage.sites;
+            let fitness = match verdict {
+                Verdict::Passes => {
+                    let spectrum = self.s.filter.restrict(&Spectrum::from_trace(trace, sites), sites);
+                    let sim = similarity(&spectrum, self.s.failing, sites, self.s.similarity);
+                    let file_jaccard = spectrum.file_jaccard(self.s.failing);
+                    if file_jaccard >= self.s.near {
+                        self.evidence.add_passing(&spectrum);
+                    }
+                    self.stats.passing += 1;
+                    self.stats.best_similarity = self.stats.best_similarity.max(sim);
+                    self.witnesses.push(Witness { pipeline: pipeline.clone(), similarity: sim, file_jaccard });
+                    sim
+                }
+                Verdict::Same => {
+                    self.stats.failing_same += 1;
+                    if self.s.evidence == FailingEvidence::All {
+                        let full = if self.s.cut_error_reporting {
+                            Spectrum::from_trace_until_error_reporting(trace, sites)
+                        } else {
+                            Spectrum::from_trace(trace, sites)
+                        };
+                        self.evidence.add_failing(&self.s.filter.restrict(&full, sites));
+                    }
+                    0.0
+                }
+                Verdict::Other(failure) => {
+                    self.stats.other_failures += 1;
+                    *self.stats.other_kinds.entry(failure.to_string()).or_default() += 1;
+                    0.0
+                }
+            };
+            self.memo.insert(pipeline.clone(), fitness);
+        }
+        // Individuals beyond the evaluation budget get no credit.
+        Ok(pipelines.iter().map(|p| self.memo.get(p).copied().unwrap_or(0.0)).collect())
+    }
+}
+
+/// Search for bug-free sequences near the failing one. `genes` is the gene table's pass
+/// list (indices in `table` point into it). `progress` is called after every batch.
+#[allow(clippy::too_many_arguments)]
+pub fn search<R: Rng + ?Sized>(
+    setup: &mut SearchSetup,
+    genes: Vec<Pass>,
+    table: &GeneTable,
+    strategy: Strategy,
+    mut params: GaParams,
+    budget: Budget,
+    rng: &mut R,
+    progress: &mut dyn FnMut(&SearchStats),
+) -> std::io::Result<SearchResult> {
+    params.constrained = strategy.constrained();
+    let evidence = Evidence::new(setup.failing);
+    let mut s = Searcher {
+        s: setup,
+        genes,
+        memo: HashMap::new(),
+        exec_cache: ExecCache::default(),
+        evidence,
+        witnesses: Vec::new(),
+        stats: SearchStats::default(),
+        started: Instant::now(),
+        budget,
+    };
+    let batch = params.population.max(2);
+    let mut population: Vec<(Individual, f64)> = Vec::new();
+    // A search space this small gets exhausted: stop when batches bring nothing new.
+    let mut idle_batches = 0;
+    while !s.exhausted() && idle_batches < 20 {
+        let before = s.stats.evaluations;
+        if strategy.evolves() && !population.is_empty() {
+            let parents: Vec<Individual> = population.iter().map(|(i, _)| i.clone()).collect();
+            let children = ga::offspring(rng, &parents, table, &params);
+            let fitness = s.evaluate(&children)?;
+            let mut scored = std::mem::take(&mut population);
+            scored.extend(children.into_iter().zip(fitness));
+            population = ga::survivors(scored, params.population);
+        } else {
+            let individuals: Vec<Individual> = (0..batch).map(|_| ga::random_individual(rng, table, &params)).collect();
+            let fitness = s.evaluate(&individuals)?;
+            if strategy.evolves() {
+                population = individuals.into_iter().zip(fitness).collect();
+            }
+        }
+        s.stats.generations += 1;
+        s.stats.seconds = s.started.elapsed().as_secs_f64();
+        idle_batches = if s.stats.evaluations == before { idle_batches + 1 } else { 0 };
+        progress(&s.stats);
+    }
+    s.stats.seconds = s.started.elapsed().as_secs_f64();
+    Ok(SearchResult { evidence: s.evidence, witnesses: s.witnesses, stats: s.stats })
+}

@@ -1,0 +1,197 @@
+//! `locseq` end to end, on the development bugs and the real LLVM.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn bug(id: &str, file: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/bugs").join(id).join(file);
+    assert!(path.exists(), "{} is missing: ../shared must sit beside the checkout", path.display());
+    path.display().to_string()
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("locseq-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn locseq(args: &[&str]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_locseq")).args(args).output().expect("run locseq");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `locseq isolate … --json FILE`, parsed; evaluations are capped so runs are repeatable.
+fn isolate(args: &[&str]) -> Value {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let json = temp(&format!("isolate-{}.json", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
+    let mut all = vec!["isolate", "--time", "600", "--json", json.to_str().unwrap()];
+    if !args.contains(&"--max-evals") {
+        all.extend(["--max-evals", "300"]);
+    }
+    all.extend_from_slice(args);
+    let out = locseq(&all);
+    assert_eq!(out.code, 0, "locseq {all:?}: {}", out.stderr);
+    assert!(out.stdout.contains("rank"), "{}", out.stdout);
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+fn rank_of(report: &Value, path: &str) -> Option<u64> {
+    report["isolation"]["ranking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == path)
+        .map(|r| r["rank"].as_u64().unwrap())
+}
+
+#[test]
+fn a_sequence_that_does_not_fail_is_reported_and_nothing_else_happens() {
+    let seq = temp("ok-seq.txt");
+    std::fs::write(&seq, "sroa,gvn\n").unwrap();
+    let out = locseq(&["isolate", seq.to_str().unwrap(), &bug("191714", "repro.ll"), "--time", "5"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("does not reproduce"), "{}", out.stderr);
+}
+
+#[test]
+fn bad_oracles_and_options_are_clear_errors() {
+    let seq = bug("191714", "seq.txt");
+    let out = locseq(&["isolate", &seq, &bug("191714", "repro.ll"), "--oracle", "bogus"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("unknown oracle 'bogus'"), "{}", out.stderr);
+    let out = locseq(&["isolate", &seq, &bug("191714", "repro.ll"), "--crossover", "1.5"]);
+    assert!(out.code == 2 && out.stderr.contains("--crossover"), "{}", out.stderr);
+}
+
+#[cfg(feature = "llvm22")]
+mod llvm22 {
+    use super::*;
+
+    #[test]
+    fn bug_191714_ranks_its_fix_file() {
+        let report =
+            isolate(&[&bug("191714", "seq.txt"), &bug("191714", "repro.ll"), "--llvm-arg=-slp-threshold=-99999"]);
+        let i = &report["isolation"];
+        assert_eq!(i["failure"]["kind"], "invalid-ir");
+        assert_eq!(i["reduced"], "function(slp-vectorizer)");
+        assert_eq!(i["stats"]["evaluations"], 300);
+        assert!(i["stats"]["passing"].as_u64().unwrap() > 100);
+        assert!(!i["witnesses"].as_array().unwrap().is_empty());
+        let rank = rank_of(&report, "llvm/lib/Transforms/Vectorize/SLPVectorizer.cpp").expect("fix file ranked");
+        assert!(rank <= 3, "SLPVectorizer.cpp ranked {rank}");
+        assert_eq!(report["seed"], 1);
+        assert!(report["llvm_version"].as_str().unwrap().starts_with("22."));
+    }
+
+    #[test]
+    fn a_long_failing_sequence_is_reduced_before_the_search() {
+        let seq = temp("long-seq.txt");
+        std::fs::write(&seq, "-forceattrs -lower-expect -slp-vectorizer -globaldce -constmerge\n").unwrap();
+        let report = isolate(&[
+            seq.to_str().unwrap(),
+            &bug("191714", "repro.ll"),
+            "--llvm-arg=-slp-threshold=-99999",
+            "--max-evals",
+            "50",
+        ]);
+        let reduced = report["isolation"]["reduced"].as_str().unwrap();
+        assert!(reduced.contains("slp-vectorizer"), "{reduced}");
+        assert!(report["isolation"]["reduced_passes"].as_u64().unwrap() < 5, "{reduced}");
+    }
+
+    #[test]
+    fn a_wrong_code_bug_is_judged_by_the_programs_output() {
+        let report = isolate(&[
+            &bug("180456", "seq.txt"),
+            &bug("180456", "repro.ll"),
+            "--driver",
+            &bug("180456", "driver.ll"),
+            "--llvm-arg=-slp-threshold=-50",
+            "--llvm-arg=-mtriple=x86_64-unknown-linux-gnu",
+            "--oracle",
+            "wrong-code",
+        ]);
+        assert_eq!(report["isolation"]["failure"]["kind"], "wrong-code");
+        assert!(rank_of(&report, "llvm/lib/Transforms/Vectorize/SLPVectorizer.cpp").is_some());
+    }
+
+    #[test]
+    fn a_users_interestingness_script_can_be_the_oracle() {
+        let report = isolate(&[
+            &bug("191714", "seq.txt"),
+            &bug("191714", "repro.ll"),
+            "--llvm-arg=-slp-threshold=-99999",
+            "--oracle",
+            &format!("script:{}", bug("191714", "oracle.sh")),
+            "--max-evals",
+            "40",
+        ]);
+        let stats = &report["isolation"]["stats"];
+        assert!(stats["passing"].as_u64().unwrap() > 0 && stats["failing_same"].as_u64().unwrap() > 0, "{stats}");
+    }
+
+    #[test]
+    fn eval_reports_ranks_per_strategy_and_skips_bugs_that_do_not_fire() {
+        let bench = PathBuf::from(bug("191714", "meta.json")).parent().unwrap().parent().unwrap().display().to_string();
+        let out = locseq(&[
+            "eval",
+            &bench,
+            "--bug",
+            "191714",
+            "--bug",
+            "147869",
+            "--strategy",
+            "cga",
+            "--strategy",
+            "random",
+            "--max-evals",
+            "150",
+            "--json",
+        ]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let report: Value = serde_json::from_str(&out.stdout).unwrap();
+        let bugs = report["bugs"].as_array().unwrap();
+        let skipped = bugs.iter().find(|b| b["bug"] == "147869").unwrap();
+        assert_eq!(skipped["outcome"]["status"], "skipped");
+        assert!(skipped["outcome"]["reason"].as_str().unwrap().contains("not on 22"));
+        for summary in report["summary"].as_array().unwrap() {
+            assert_eq!(summary["bugs"], 1, "{summary}");
+            assert_eq!(summary["top5"], 1, "{summary}");
+            assert!(summary["evaluations_per_second"].as_f64().unwrap() > 10.0);
+        }
+    }
+}
+
+#[cfg(feature = "llvm19")]
+mod llvm19 {
+    use super::*;
+
+    #[test]
+    fn bug_147869_crash_ranks_loop_simplify_cfg() {
+        let report = isolate(&[&bug("147869", "seq.txt"), &bug("147869", "repro.ll")]);
+        assert_eq!(report["isolation"]["failure"]["kind"], "crash");
+        let rank = rank_of(&report, "llvm/lib/Transforms/Scalar/LoopSimplifyCFG.cpp").expect("fix file ranked");
+        assert!(rank <= 5, "LoopSimplifyCFG.cpp ranked {rank}");
+    }
+
+    #[test]
+    fn bug_140481_default_o3_is_expanded_and_reduced() {
+        let report = isolate(&[&bug("140481", "seq.txt"), &bug("140481", "repro.v19.ll"), "--max-evals", "100"]);
+        let i = &report["isolation"];
+        assert_eq!(i["original"], "default<O3>");
+        assert!(i["reduced_passes"].as_u64().unwrap() <= 5, "{}", i["reduced"]);
+        assert!(i["reduced"].as_str().unwrap().contains("constraint-elimination"));
+    }
+}
