@@ -5,6 +5,7 @@
 //! pipeline run in a forked child) above them, and the front doors in `src/bin/`.
 
 pub mod cli;
+pub mod embed;
 pub mod llvm;
 pub mod sandbox;
 pub mod seq;
