@@ -2,3 +2,10 @@
 //! graphs of functions, and the program vector built from them over the call graph.
 
 pub mod doc2vec;
+mod dom;
+pub mod region;
+
+#[cfg(test)]
+mod region_tests;
+#[cfg(test)]
+mod testing;
