@@ -8,4 +8,5 @@ pub mod cli;
 pub mod embed;
 pub mod llvm;
 pub mod sandbox;
+pub mod select;
 pub mod seq;

@@ -31,6 +31,7 @@ pub struct RegionGraph {
 
 impl RegionGraph {
     pub fn new(f: &FunctionCfg) -> RegionGraph {
+        assert!(!f.blocks.is_empty(), "{} has no blocks: only defined functions have region graphs", f.name);
         let (blocks, succs) = reachable(f);
         let n = blocks.len();
         let mut preds = vec![Vec::new(); n];
@@ -98,11 +99,8 @@ impl RegionGraph {
 /// Blocks reachable from the entry, in block order, and their successors as node indices.
 fn reachable(f: &FunctionCfg) -> (Vec<usize>, Vec<Vec<usize>>) {
     let mut seen = vec![false; f.blocks.len()];
-    let mut stack = Vec::new();
-    if !f.blocks.is_empty() {
-        seen[0] = true;
-        stack.push(0);
-    }
+    seen[0] = true;
+    let mut stack = vec![0];
     while let Some(b) = stack.pop() {
         for &s in &f.blocks[b].successors {
             if !seen[s] {
