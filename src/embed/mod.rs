@@ -16,6 +16,8 @@ pub fn embed_sequences(sequences: &[Vec<String>], params: &Doc2VecParams, seed: 
 }
 
 #[cfg(test)]
+mod doc2vec_tests;
+#[cfg(test)]
 mod program_tests;
 #[cfg(test)]
 mod region_tests;
