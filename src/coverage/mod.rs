@@ -2,10 +2,12 @@
 //! coverage-instrumented LLVM: one-shot breakpoints at function entries or block starts
 //! of the statically linked LLVM, recorded per sandboxed child.
 //!
-//!     let coverage = Coverage::arm(Granularity::Functions);
-//!     pool.set_observer(coverage.observer());
-//!     // jobs with `observe: true` come back with `run.trace`
-//!     let spectrum = coverage.spectrum(run.trace.as_deref().unwrap());
+//! ```ignore
+//! let coverage = Coverage::arm(Granularity::Functions);
+//! pool.set_observer(coverage.observer());
+//! // jobs with `observe: true` come back with `run.trace`
+//! let spectrum = coverage.spectrum(run.trace.as_deref().unwrap());
+//! ```
 
 mod attribution;
 mod sites;

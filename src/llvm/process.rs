@@ -86,7 +86,10 @@ pub fn parse_llvm_args(args: &[String]) -> bool {
 }
 
 /// Make JIT-compiled code call `address` for the external symbol `name` (e.g. `exit`).
-pub fn override_symbol(name: &str, address: *mut c_void) {
+///
+/// # Safety
+/// `address` must be a function with the C signature the program expects of `name`.
+pub unsafe fn override_symbol(name: &str, address: *mut c_void) {
     let name = CString::new(name).expect("no NUL in symbol names");
     unsafe { llvm_sys::support::LLVMAddSymbol(name.as_ptr(), address) }
 }

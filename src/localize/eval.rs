@@ -103,18 +103,25 @@ pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
     }
 }
 
+/// What every isolation of an evaluation shares.
+pub struct EvalSetup<'a> {
+    pub base: IsolateOptions,
+    pub repeat: usize,
+    pub jobs: usize,
+    pub limits: Limits,
+    pub catalog: &'a Catalog,
+}
+
 /// Isolate `bug` `repeat` times (seeds 1..=repeat) with `strategy`; skip it, with the
 /// reason, when it does not fire on the linked LLVM.
 pub fn evaluate_bug(
     bug: &BenchBug,
     strategy: Strategy,
-    repeat: usize,
-    base: &IsolateOptions,
-    jobs: usize,
-    limits: Limits,
-    catalog: &Catalog,
+    setup: &EvalSetup,
     progress: &mut dyn Progress,
 ) -> Result<BugResult> {
+    let EvalSetup { base, repeat, jobs, limits, catalog } = setup;
+    let (repeat, jobs, limits, catalog) = (*repeat, *jobs, *limits, *catalog);
     let major = crate::llvm::version().0;
     let result = |outcome| BugResult {
         bug: bug.id.clone(),

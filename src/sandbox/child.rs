@@ -181,7 +181,8 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
         unsafe { libc::_exit(0) }
     }
     set_phase(Phase::Codegen);
-    llvm::override_symbol("exit", program_exit as *mut c_void);
+    // Safety: program_exit has exit's C signature.
+    unsafe { llvm::override_symbol("exit", program_exit as *mut c_void) };
     match module.jit_main(|| set_phase(Phase::Executing)) {
         Ok(code) => program_exit(code),
         Err(message) => send(wire::EXEC_ERROR, message.as_bytes()),

@@ -5,6 +5,14 @@ use super::symbols;
 use super::wire::Phase;
 use super::{signal_name, Crash, ExecStatus, Execution, Limits, OptDone, Outcome, Run};
 
+/// A crash as the child's signal handler reported it: signal, fault address, raw trace.
+pub(super) struct RawCrash {
+    pub phase: Phase,
+    pub signal: i32,
+    pub fault: u64,
+    pub trace: Vec<u64>,
+}
+
 /// Everything the parent learned about one child, in arrival order.
 #[derive(Default)]
 pub(super) struct Ending {
@@ -14,7 +22,7 @@ pub(super) struct Ending {
     pub pipeline_error: Option<String>,
     pub fatal: Option<(Phase, String)>,
     pub invalid_ir: Option<String>,
-    pub crash: Option<(Phase, (i32, u64, Vec<u64>))>,
+    pub crash: Option<RawCrash>,
     pub oom_in: Option<Phase>,
     pub exit_code: Option<i32>,
     pub exec_error: Option<String>,
@@ -92,7 +100,7 @@ pub(super) fn classify(
             }
         } else if let Some(message) = e.invalid_ir {
             (Outcome::InvalidIr, message.trim().lines().take(4).collect::<Vec<_>>().join(" | "))
-        } else if let Some((_, (signal, fault, trace))) = &e.crash {
+        } else if let Some(RawCrash { signal, fault, trace, .. }) = &e.crash {
             let crash = crash_of(*signal, *fault, trace);
             let message = describe_crash(&crash);
             run.crash = Some(crash);
@@ -123,7 +131,7 @@ pub(super) fn classify(
             ExecStatus::Oom
         } else if let Some((Phase::Codegen, message)) = &e.fatal {
             ExecStatus::CodegenError(message.clone())
-        } else if let Some((Phase::Codegen, (signal, fault, trace))) = &e.crash {
+        } else if let Some(RawCrash { phase: Phase::Codegen, signal, fault, trace }) = &e.crash {
             ExecStatus::CodegenError(describe_crash(&crash_of(*signal, *fault, trace)))
         } else if let Some(signal) = signaled {
             ExecStatus::Signal(signal)

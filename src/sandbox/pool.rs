@@ -7,7 +7,7 @@ use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
 use super::child::{self, ChildIo};
-use super::classify::{self, Ending};
+use super::classify::{self, Ending, RawCrash};
 use super::wire::{self, Decoder, Phase};
 use super::{ExecMode, JobSpec, Limits, Observer, OptDone, Run};
 use crate::llvm::IrModule;
@@ -15,6 +15,8 @@ use crate::llvm::IrModule;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct JobId(pub u64);
 
+// Events are few (two per child) and short-lived: boxing the run would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Event {
     /// An [`ExecMode::AskParent`] child optimized its module; answer with [`Pool::decide`].
@@ -319,7 +321,10 @@ impl Pool {
             wire::PIPELINE_ERROR => ending.pipeline_error = Some(text()),
             wire::FATAL => ending.fatal = Some((ending.phase, text())),
             wire::INVALID_IR => ending.invalid_ir = Some(text()),
-            wire::CRASH => ending.crash = Some((ending.phase, wire::decode_crash(&payload))),
+            wire::CRASH => {
+                let (signal, fault, trace) = wire::decode_crash(&payload);
+                ending.crash = Some(RawCrash { phase: ending.phase, signal, fault, trace });
+            }
             wire::OOM => ending.oom_in = Some(ending.phase),
             wire::EXEC_DONE => {
                 ending.exit_code = Some(i32::from_le_bytes(payload[..4].try_into().unwrap_or([0; 4])));

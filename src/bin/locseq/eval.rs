@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use ctos::cli::LimitArgs;
 use ctos::localize::bench::read_bench;
-use ctos::localize::eval::{evaluate_bug, summarize, BugOutcome, BugResult};
+use ctos::localize::eval::{evaluate_bug, summarize, BugOutcome, BugResult, EvalSetup};
 use ctos::localize::search::Strategy;
 use ctos::seq::Catalog;
 
@@ -57,8 +57,13 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         bugs.retain(|b| args.bugs.contains(&b.id));
     }
     let strategies = if args.strategies.is_empty() { vec![Strategy::Cga] } else { args.strategies.clone() };
-    let base = args.search.options()?;
-    let limits = args.limits.limits()?;
+    let setup = EvalSetup {
+        base: args.search.options()?,
+        repeat: args.repeat.max(1),
+        jobs: args.limits.jobs(),
+        limits: args.limits.limits()?,
+        catalog: &catalog,
+    };
     let mut results = Vec::new();
     for bug in &bugs {
         for &strategy in &strategies {
@@ -66,8 +71,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
                 eprintln!("bug {} ({}), {strategy:?}", bug.id, bug.kind);
             }
             let mut bar = Bar::new(args.search.time, args.json);
-            let result =
-                evaluate_bug(bug, strategy, args.repeat.max(1), &base, args.limits.jobs(), limits, &catalog, &mut bar);
+            let result = evaluate_bug(bug, strategy, &setup, &mut bar);
             bar.finish();
             results.push(result?);
         }

@@ -71,7 +71,7 @@ pub struct SearchArgs {
 
 impl SearchArgs {
     pub fn options(&self) -> Result<IsolateOptions> {
-        if !(self.time > 0.0) {
+        if self.time.is_nan() || self.time <= 0.0 {
             bail!("--time must be a positive number of seconds");
         }
         for (name, p) in [("--crossover", self.crossover), ("--mutation", self.mutation), ("--near", self.near)] {
