@@ -8,9 +8,11 @@
 pub mod cli;
 pub mod coverage;
 pub mod embed;
+pub mod fuzz;
 pub mod llvm;
 pub mod localize;
 pub mod oracle;
+pub mod program;
 pub mod sandbox;
 pub mod select;
 pub mod seq;

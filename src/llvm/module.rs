@@ -153,6 +153,10 @@ impl IrModule {
         self.module.verify().map_err(|e| e.to_string())
     }
 
+    pub fn bitcode(&self) -> Vec<u8> {
+        self.module.write_bitcode_to_memory().as_slice().to_vec()
+    }
+
     pub fn ir_text(&self) -> String {
         self.module.print_to_string().to_string()
     }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 pub use script::ScriptOracle;
 
 use crate::sandbox::{signal_name, ExecStatus, Execution, Outcome, Run};
+use crate::seq::Sequence;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -75,7 +76,8 @@ fn normalize(message: &str) -> String {
     out
 }
 
-fn execution_failure(execution: &Execution, reference: &Execution) -> Option<Failure> {
+/// How an execution differs from the unoptimized program's, if it does.
+pub fn execution_failure(execution: &Execution, reference: &Execution) -> Option<Failure> {
     let same_status = execution.status == reference.status;
     match &execution.status {
         ExecStatus::CodegenError(message) => {
@@ -182,4 +184,34 @@ impl Oracle {
             Some(re) => re.is_match(run.message.as_deref().unwrap_or("")) || re.is_match(&run.stderr),
         }
     }
+}
+
+/// The de-duplication key of a failure whose sequence was reduced to `reduced`, and the
+/// pass it is blamed on (the reduced sequence's last, as LLVM's developers do).
+///
+/// Crashes are keyed on their top LLVM frames: one cause, one stack. Wrong code is keyed
+/// on the reduced sequence's passes in order, not on the last pass alone: one campaign's
+/// single wrong-code cause ended on four different last passes (fuzzing-lessons.md).
+pub fn bug_key(failure: &Failure, reduced: &Sequence, frames: &[String]) -> (String, String) {
+    let passes: Vec<&str> = reduced.passes().iter().map(|p| p.name.as_str()).collect();
+    let last = passes.last().copied().unwrap_or("?").to_string();
+    let kind = failure.kind.as_str();
+    let key = match failure.kind {
+        FailureKind::Crash if !frames.is_empty() => {
+            format!("{kind}|{}", frames.iter().take(3).cloned().collect::<Vec<_>>().join(" < "))
+        }
+        FailureKind::Crash | FailureKind::Fatal | FailureKind::InvalidIr => format!("{kind}|{last}|{}", failure.signature),
+        FailureKind::Timeout | FailureKind::Oom => format!("{kind}|{last}"),
+        FailureKind::Codegen => format!("{kind}|{}", failure.signature),
+        FailureKind::WrongCode => {
+            let mut distinct: Vec<&str> = Vec::new();
+            for p in &passes {
+                if !distinct.contains(p) {
+                    distinct.push(p);
+                }
+            }
+            format!("{kind}|{}", distinct.join(" "))
+        }
+    };
+    (key, last)
 }

@@ -150,7 +150,9 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
         unsafe { libc::_exit(77) }
     }
 
+    let millis = |since: std::time::Instant| since.elapsed().as_secs_f64() * 1e3;
     set_phase(Phase::Optimizing);
+    let t = std::time::Instant::now();
     // An empty pipeline is the reference run: the unoptimized module.
     if !job.pipeline.is_empty() {
         if let Err(message) = module.run_pipeline(&job.pipeline, job.verify_each) {
@@ -158,15 +160,23 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
             unsafe { libc::_exit(0) }
         }
     }
+    let pass_millis = millis(t);
     set_phase(Phase::Verifying);
+    let t = std::time::Instant::now();
     if let Err(message) = module.verify() {
         send(wire::INVALID_IR, message.as_bytes());
         unsafe { libc::_exit(0) }
     }
+    let verify_millis = millis(t);
+    let t = std::time::Instant::now();
+    let ir_hash = module.ir_hash();
     let done = OptDone {
-        ir_hash: module.ir_hash(),
+        ir_hash,
         instructions: module.instruction_count(),
         ir: job.emit_ir.then(|| module.ir_text()),
+        pass_millis,
+        verify_millis,
+        hash_millis: millis(t),
     };
     send(wire::OPT_DONE, &serde_json::to_vec(&done).expect("serializable"));
     let execute = match job.exec {

@@ -3,7 +3,7 @@
 
 use super::symbols;
 use super::wire::Phase;
-use super::{signal_name, Crash, ExecStatus, Execution, Limits, OptDone, Outcome, Run};
+use super::{signal_name, Crash, ExecStatus, Execution, Limits, OptDone, Outcome, Run, Timing};
 
 /// A crash as the child's signal handler reported it: signal, fault address, raw trace.
 pub(super) struct RawCrash {
@@ -82,6 +82,7 @@ pub(super) fn classify(
         stderr: String::new(),
         opt_millis: e.opt_millis.unwrap_or(total_millis),
         trace: None,
+        timing: e.opt_done.as_ref().map(|d| Timing { passes: d.pass_millis, verify: d.verify_millis, hash: d.hash_millis }),
     };
 
     if let Some(message) = e.pipeline_error {
@@ -138,7 +139,7 @@ pub(super) fn classify(
         } else {
             ExecStatus::Exited(libc::WEXITSTATUS(status))
         };
-        run.execution = Some(Execution { status, stdout, millis: exec_millis.unwrap_or(0.0) });
+        run.execution = Some(Execution { status, stdout, millis: exec_millis.unwrap_or(0.0), codegen_millis: 0.0 });
     }
     run.stderr = tail(&stderr, 8 * 1024);
     run

@@ -113,6 +113,12 @@ pub struct OptDone {
     pub ir_hash: u64,
     pub instructions: usize,
     pub ir: Option<String>,
+    /// Time in `run_pipeline` (the passes, and the verifier after each with verify-each).
+    pub pass_millis: f64,
+    /// The final verification.
+    pub verify_millis: f64,
+    /// Printing and hashing the optimized IR.
+    pub hash_millis: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,7 +136,10 @@ pub enum ExecStatus {
 pub struct Execution {
     pub status: ExecStatus,
     pub stdout: String,
+    /// Code generation plus running `main`.
     pub millis: f64,
+    /// The JIT's code generation alone.
+    pub codegen_millis: f64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -156,6 +165,16 @@ pub struct Run {
     pub opt_millis: f64,
     /// What the observer recorded, when the job asked for it.
     pub trace: Option<Vec<u32>>,
+    /// Where the child's time went (when optimization finished).
+    pub timing: Option<Timing>,
+}
+
+/// Milliseconds per phase of one child, for throughput analysis.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct Timing {
+    pub passes: f64,
+    pub verify: f64,
+    pub hash: f64,
 }
 
 pub fn signal_name(signal: i32) -> String {

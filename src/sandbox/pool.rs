@@ -42,6 +42,8 @@ struct Child {
     exec_mode: ExecMode,
     started: Instant,
     exec_started: Option<Instant>,
+    /// When the JIT finished compiling and `main` started.
+    running_since: Option<Instant>,
     awaiting_decision: bool,
     exited: bool,
     ending: Ending,
@@ -167,6 +169,7 @@ impl Pool {
                     exec_mode: job.exec,
                     started,
                     exec_started: None,
+                    running_since: None,
                     awaiting_decision: false,
                     exited: false,
                     ending: Ending::default(),
@@ -308,6 +311,9 @@ impl Pool {
                 if ending.phase == Phase::Codegen && child.exec_started.is_none() {
                     child.exec_started = Some(Instant::now());
                 }
+                if ending.phase == Phase::Executing {
+                    child.running_since = Some(Instant::now());
+                }
             }
             wire::OPT_DONE => {
                 ending.opt_millis = Some(child.started.elapsed().as_secs_f64() * 1e3);
@@ -338,8 +344,12 @@ impl Pool {
         let stderr = read_capped(&child.stderr, 1 << 20);
         let stdout = read_capped(&child.stdout, 4 << 20);
         let exec_millis = child.exec_started.map(|s| s.elapsed().as_secs_f64() * 1e3);
+        let codegen_millis = child.exec_started.zip(child.running_since).map(|(a, b)| (b - a).as_secs_f64() * 1e3);
         let total_millis = child.started.elapsed().as_secs_f64() * 1e3;
         let mut run = classify::classify(child.ending, &self.limits, stderr, stdout, total_millis, exec_millis);
+        if let Some(e) = run.execution.as_mut() {
+            e.codegen_millis = codegen_millis.unwrap_or(e.millis);
+        }
         if let (Some(o), Some(slot)) = (&mut self.observer, child.observer_slot) {
             run.trace = Some(o.collect(slot));
         }

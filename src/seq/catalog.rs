@@ -42,6 +42,8 @@ pub struct Catalog {
     sets: BTreeMap<String, Vec<String>>,
     /// Set members that do not exist in this LLVM version, with the set they came from.
     pub missing_from_sets: Vec<(String, String)>,
+    /// Pass name -> the pass that must run right before it.
+    preconditions: HashMap<String, Pass>,
 }
 
 const LLVM22_TSV: &str = include_str!("../../passes/llvm22.tsv");
@@ -52,6 +54,7 @@ const LOCSEQ: &str = include_str!("../../passes/locseq.txt");
 const CTOS: &str = include_str!("../../passes/ctos.txt");
 const UNSAFE: &str = include_str!("../../passes/unsafe.tsv");
 const LEGACY: &str = include_str!("../../passes/legacy.tsv");
+const PRECONDITIONS: &str = include_str!("../../passes/preconditions.tsv");
 
 /// Names of the sets every catalog has, for `--help` texts and errors.
 pub const SET_NAMES: &[&str] = &["locseq", "ctos", "o3", "safe", "unsafe", "all"];
@@ -120,6 +123,12 @@ impl Catalog {
             unsafe_reasons,
             sets: BTreeMap::new(),
             missing_from_sets: Vec::new(),
+            preconditions: data_lines(PRECONDITIONS)
+                .filter_map(|l| {
+                    let mut cols = l.split('\t');
+                    Some((cols.next()?.to_string(), Pass::new(cols.next()?)))
+                })
+                .collect(),
         };
         for (set, text) in [("locseq", LOCSEQ), ("ctos", CTOS), ("o3", o3)] {
             let mut members = Vec::new();
@@ -202,6 +211,11 @@ impl Catalog {
                 defaults.apply_defaults(pass)
             })
             .collect())
+    }
+
+    /// The pass that must run right before `name`, if any (`passes/preconditions.tsv`).
+    pub fn precondition(&self, name: &str) -> Option<&Pass> {
+        self.preconditions.get(name)
     }
 
     /// The closest known names, best first: for "unknown pass" errors.

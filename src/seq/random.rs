@@ -3,7 +3,7 @@
 use rand::seq::IndexedRandom;
 use rand::{Rng, RngExt};
 
-use super::{Pass, Sequence};
+use super::{Catalog, Item, Pass, Sequence};
 
 /// `len` passes drawn uniformly, with replacement, from `pool` (which must not be empty).
 pub fn random_flat<R: Rng + ?Sized>(rng: &mut R, pool: &[Pass], len: usize) -> Sequence {
@@ -15,4 +15,36 @@ pub fn random_flat<R: Rng + ?Sized>(rng: &mut R, pool: &[Pass], len: usize) -> S
 pub fn random_flat_between<R: Rng + ?Sized>(rng: &mut R, pool: &[Pass], min: usize, max: usize) -> Sequence {
     let len = rng.random_range(min..=max);
     random_flat(rng, pool, len)
+}
+
+/// `seq` with every pass that has a precondition (`structurizecfg`) preceded by the pass
+/// it needs (`lower-switch`), unless that pass is already right before it.
+pub fn with_preconditions(seq: &Sequence, catalog: &Catalog) -> Sequence {
+    let mut out: Vec<Item> = Vec::with_capacity(seq.items.len());
+    for item in &seq.items {
+        if let Item::Pass(p) = item {
+            if let Some(before) = catalog.precondition(&p.name) {
+                if !matches!(out.last(), Some(Item::Pass(last)) if last.name == before.name) {
+                    out.push(Item::Pass(before.clone()));
+                }
+            }
+        }
+        out.push(item.clone());
+    }
+    Sequence { items: out }
+}
+
+/// Whether the passes of `pattern` occur in `seq` in this order, not necessarily next to
+/// each other. A pattern token without parameters matches any parameters (`gvn` matches
+/// `gvn<>` but not `newgvn`: tokens match whole names, not substrings).
+pub fn contains_ordered(seq: &Sequence, pattern: &[&str]) -> bool {
+    let mut want = pattern.iter().peekable();
+    for pass in seq.passes() {
+        let Some(&&token) = want.peek() else { break };
+        let full = pass.to_string();
+        if token == full || (!token.contains('<') && token == pass.name) {
+            want.next();
+        }
+    }
+    want.peek().is_none()
 }

@@ -170,3 +170,17 @@ fn reduction_walks_into_adaptors_and_drops_empty_ones() {
     let reduced = reduce(&seq, |s| s.passes().iter().any(|p| p.name == "dce"));
     assert_eq!(reduced.render(&c).unwrap(), "function<eager-inv>(dce)");
 }
+
+#[test]
+fn preconditions_are_inserted_once_and_patterns_match_whole_names_in_order() {
+    use super::random::{contains_ordered, with_preconditions};
+    let c = catalog();
+    let seq = Sequence::parse("sroa,structurizecfg,lower-switch,structurizecfg", &c).unwrap();
+    let fixed = with_preconditions(&seq, &c);
+    assert_eq!(fixed.render(&c).unwrap(), "function(sroa,lower-switch,structurizecfg,lower-switch,structurizecfg)");
+    let seq = Sequence::parse("newgvn,licm,early-cse<memssa>,gvn-hoist,gvn", &c).unwrap();
+    assert!(contains_ordered(&seq, &["licm", "gvn"]));
+    assert!(contains_ordered(&seq, &["early-cse<memssa>", "gvn"]));
+    assert!(!contains_ordered(&seq, &["gvn", "licm"]), "gvn must not match newgvn or gvn-hoist");
+    assert!(!contains_ordered(&seq, &["early-cse", "early-cse"]));
+}

@@ -1,5 +1,6 @@
 //! `ctos`: test LLVM's optimizer under arbitrary pass sequences.
 
+mod fuzz;
 mod passes;
 mod run;
 
@@ -16,7 +17,8 @@ use clap::{Parser, Subcommand};
 Every pipeline runs in a sandboxed child of this process, against the LLVM linked into \
 this binary: crashes, fatal errors and hangs are reported, never fatal to the tool.",
     after_help = "Examples:\n  ctos run prog.c --passes 'sroa,licm,gvn' --exec\n  \
-ctos run bug.ll --seq-file pipelines.txt --json -j 2\n  ctos passes --set locseq"
+ctos run bug.ll --seq-file pipelines.txt --json -j 2\n  ctos fuzz --out campaign --time-limit 30m\n  \
+ctos report campaign\n  ctos passes --set locseq"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -31,6 +33,28 @@ enum Command {
     Run(run::RunArgs),
     /// List the pass catalog of the linked LLVM: names, levels, sets, unsafe passes.
     Passes(passes::PassesArgs),
+    /// Run a CTOS campaign: diverse programs x diverse pass sequences, reduced unique bugs.
+    Fuzz(fuzz::FuzzArgs),
+    /// Print the unique bugs of a campaign folder.
+    Report {
+        /// The campaign folder.
+        dir: std::path::PathBuf,
+        /// JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Interestingness test for cvise: exit 0 iff PROGRAM still fails this way.
+    #[command(hide = true)]
+    Interesting(fuzz::InterestingArgs),
+    /// Combine the folders of a sharded campaign, de-duplicating bugs across shards.
+    Merge {
+        /// The merged campaign folder (new).
+        #[arg(long, value_name = "DIR")]
+        out: std::path::PathBuf,
+        /// The shard folders.
+        #[arg(required = true)]
+        shards: Vec<std::path::PathBuf>,
+    },
 }
 
 fn version() -> String {
@@ -42,6 +66,15 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run::main(args),
         Command::Passes(args) => passes::main(args),
+        Command::Fuzz(args) => fuzz::main(args),
+        Command::Interesting(args) => fuzz::interesting(args),
+        Command::Report { dir, json } => ctos::fuzz::print_report(&dir, json).map(|_| ExitCode::SUCCESS),
+        Command::Merge { out, shards } => {
+            let shards: Vec<&std::path::Path> = shards.iter().map(|p| p.as_path()).collect();
+            ctos::fuzz::merge(&out, &shards)
+                .and_then(|_| ctos::fuzz::print_report(&out, false))
+                .map(|_| ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

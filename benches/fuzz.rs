@@ -1,0 +1,244 @@
+//! Pairs per second of the campaign's testing against a CTOS-style baseline that spawns
+//! `opt -verify-each`, `clang -O0` and the executable for every (program, sequence) pair.
+//!
+//!     cargo bench --bench fuzz
+//!     CTOS_BENCH_PROGRAMS=6 CTOS_BENCH_SEQUENCES=40 CTOS_BENCH_JOBS=2 cargo bench --bench fuzz
+//!
+//! Same csmith programs (screened for undefined behaviour), same random 50–200-pass
+//! sequences from the `ctos` set, same number of parallel workers, in one run. Also
+//! reports where ctos's time goes: pass work, verification, hashing, JIT, the program.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ctos::llvm::{CFrontend, IrModule, TargetSpec};
+use ctos::program::{generate_many, screen_many, GenConfig, Screen, Screening};
+use ctos::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, ExecStatus, JobSpec, Limits, Pool};
+use ctos::seq::random::{random_flat_between, with_preconditions};
+use ctos::seq::Catalog;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// One pair of the baseline: three processes in a row.
+struct Pair {
+    program: usize,
+    pipeline: String,
+    step: usize,
+    child: Child,
+    started: Instant,
+    dir: PathBuf,
+}
+
+fn start_step(bc: &Path, pipeline: &str, step: usize, dir: &Path, major: u32) -> Child {
+    let mut cmd = match step {
+        0 => {
+            let mut c = Command::new(format!("/usr/lib/llvm-{major}/bin/opt"));
+            c.arg("-verify-each").arg(format!("-passes={pipeline}")).arg(bc).arg("-o").arg(dir.join("out.bc"));
+            c
+        }
+        1 => {
+            let mut c = Command::new(format!("/usr/lib/llvm-{major}/bin/clang"));
+            c.args(["-O0", "-w"]).arg(dir.join("out.bc")).arg("-o").arg(dir.join("exe"));
+            c
+        }
+        _ => Command::new(dir.join("exe")),
+    };
+    cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn")
+}
+
+/// The baseline over all pairs with `jobs` pairs in flight; returns (seconds, wrong outputs).
+fn baseline(bitcode: &[PathBuf], references: &[String], pipelines: &[String], jobs: usize, major: u32) -> (f64, usize) {
+    let work = tempfile::tempdir().unwrap();
+    let mut queue: Vec<(usize, String)> =
+        (0..bitcode.len()).flat_map(|p| pipelines.iter().map(move |s| (p, s.clone()))).collect();
+    queue.reverse();
+    let mut running: Vec<Pair> = Vec::new();
+    let mut differing = 0;
+    let t = Instant::now();
+    let mut slot = 0;
+    while !queue.is_empty() || !running.is_empty() {
+        while running.len() < jobs {
+            let Some((program, pipeline)) = queue.pop() else { break };
+            slot += 1;
+            let dir = work.path().join(slot.to_string());
+            std::fs::create_dir_all(&dir).unwrap();
+            let child = start_step(&bitcode[program], &pipeline, 0, &dir, major);
+            running.push(Pair { program, pipeline, step: 0, child, started: Instant::now(), dir });
+        }
+        let mut i = 0;
+        while i < running.len() {
+            let p = &mut running[i];
+            let limit = if p.step == 0 { 30 } else { 10 };
+            let status = p.child.try_wait().unwrap();
+            if status.is_none() && p.started.elapsed() < Duration::from_secs(limit) {
+                i += 1;
+                continue;
+            }
+            if status.is_none() {
+                let _ = p.child.kill();
+            }
+            let output = running[i].child.wait_with_output_ref();
+            let p = &mut running[i];
+            let ok = status.is_some_and(|s| s.success());
+            if p.step == 2 || !ok {
+                if p.step == 2 && output != references[p.program] {
+                    differing += 1;
+                }
+                running.swap_remove(i);
+                continue;
+            }
+            p.step += 1;
+            p.child = start_step(&bitcode[p.program], &p.pipeline, p.step, &p.dir, major);
+            p.started = Instant::now();
+            i += 1;
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    (t.elapsed().as_secs_f64(), differing)
+}
+
+trait OutputRef {
+    fn wait_with_output_ref(&mut self) -> String;
+}
+
+impl OutputRef for Child {
+    fn wait_with_output_ref(&mut self) -> String {
+        use std::io::Read;
+        let mut s = String::new();
+        if let Some(out) = self.stdout.as_mut() {
+            let _ = out.read_to_string(&mut s);
+        }
+        let _ = self.wait();
+        s
+    }
+}
+
+fn main() {
+    let n_programs = env_or("CTOS_BENCH_PROGRAMS", 4);
+    let n_sequences = env_or("CTOS_BENCH_SEQUENCES", 30);
+    let jobs = env_or("CTOS_BENCH_JOBS", 2);
+    let major = ctos::llvm::version().0;
+    let catalog = Catalog::for_llvm(major).unwrap();
+    let work = tempfile::tempdir().unwrap();
+
+    // Programs: csmith with its defaults, at least 80 KB, free of undefined behaviour.
+    let seeds: Vec<u64> = (1..=(3 * n_programs as u64)).collect();
+    let generated = generate_many(&seeds, &GenConfig::default(), jobs);
+    let mut sources = Vec::new();
+    for g in generated.into_iter().flatten() {
+        let path = work.path().join(format!("p{}.c", g.seed));
+        std::fs::write(&path, &g.source).unwrap();
+        sources.push(path);
+    }
+    let clean: Vec<PathBuf> = sources
+        .iter()
+        .zip(screen_many(&sources, &Screen::default(), jobs))
+        .filter(|(_, s)| matches!(s, Screening::Clean { .. }))
+        .map(|(p, _)| p.clone())
+        .take(n_programs)
+        .collect();
+    let frontend = CFrontend::default();
+    let bitcode: Vec<PathBuf> = clean
+        .iter()
+        .map(|c| {
+            let bc = c.with_extension("bc");
+            std::fs::write(&bc, frontend.compile(c).unwrap()).unwrap();
+            bc
+        })
+        .collect();
+
+    let pool_passes: Vec<_> =
+        catalog.set("ctos").unwrap().into_iter().filter(|p| catalog.unsafe_reason(&p.name).is_none()).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    let pipelines: Vec<String> = (0..n_sequences)
+        .map(|_| {
+            with_preconditions(&random_flat_between(&mut rng, &pool_passes, 50, 200), &catalog)
+                .render(&catalog)
+                .unwrap()
+        })
+        .collect();
+
+    // ctos: the campaign's testing path (reference run, then every sequence, -j jobs).
+    let limits = Limits { opt_timeout: Duration::from_secs(30), ..Limits::default() };
+    let mut references = Vec::new();
+    let (mut passes, mut verify, mut hash, mut codegen, mut running_ms, mut child_total) =
+        (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+    let (mut executed, mut pairs, mut differing) = (HashSet::new(), 0usize, 0usize);
+    let t = Instant::now();
+    for (p, bc) in bitcode.iter().enumerate() {
+        let mut module = IrModule::load(bc, &frontend, &TargetSpec::default()).unwrap();
+        let mut pool = Pool::new(jobs, limits, Vec::new()).unwrap();
+        let reference = pool
+            .run_one(&mut module, &JobSpec { exec: ExecMode::Always, ..JobSpec::optimize("") })
+            .unwrap()
+            .execution
+            .unwrap();
+        references.push(reference.stdout.clone());
+        let items = pipelines.iter().enumerate().map(|(index, s)| BatchItem {
+            index,
+            job: JobSpec { verify_each: true, exec: ExecMode::Always, ..JobSpec::optimize(s.clone()) },
+        });
+        run_batch_cached(&mut pool, &mut module, items, &mut ExecCache::default(), |_, run| {
+            pairs += 1;
+            child_total += run.opt_millis;
+            if let Some(timing) = run.timing {
+                passes += timing.passes;
+                verify += timing.verify;
+                hash += timing.hash;
+            }
+            if let Some(e) = &run.execution {
+                if executed.insert((p, run.ir_hash)) {
+                    codegen += e.codegen_millis;
+                    running_ms += e.millis - e.codegen_millis;
+                    child_total += e.millis;
+                }
+                if e.stdout != reference.stdout || e.status != ExecStatus::Exited(0) {
+                    differing += 1;
+                }
+            }
+        })
+        .unwrap();
+    }
+    let ours = t.elapsed().as_secs_f64();
+    let (theirs, baseline_differing) = baseline(&bitcode, &references, &pipelines, jobs, major);
+
+    println!(
+        "LLVM {}, {} csmith programs x {} sequences (50-200 passes), {jobs} workers each",
+        ctos::llvm::version_string(),
+        bitcode.len(),
+        n_sequences
+    );
+    println!("{:<44} {:>8} {:>10} {:>10}", "", "pairs", "seconds", "pairs/s");
+    println!("{:<44} {:>8} {:>10.1} {:>10.2}", "ctos (in-process, sandboxed, JIT)", pairs, ours, pairs as f64 / ours);
+    println!(
+        "{:<44} {:>8} {:>10.1} {:>10.2}",
+        "baseline (opt -verify-each, clang, exe)",
+        pairs,
+        theirs,
+        pairs as f64 / theirs
+    );
+    println!(
+        "speed-up: {:.2}x; outputs differing from the reference: ctos {differing}, baseline {baseline_differing}",
+        theirs / ours
+    );
+    let capacity = ours * 1e3 * jobs as f64;
+    println!("where ctos's worker time goes ({:.0} ms of {jobs} workers x {:.1} s):", capacity, ours);
+    for (what, ms) in [
+        ("passes (incl. verify after each)", passes),
+        ("final verification", verify),
+        ("printing + hashing the IR", hash),
+        ("JIT code generation (distinct modules)", codegen),
+        ("running the programs", running_ms),
+        ("fork, pipes, parent, idle (the rest)", capacity - passes - verify - hash - codegen - running_ms),
+    ] {
+        println!("  {what:<40} {:>8.0} ms {:>5.1}%", ms, 100.0 * ms / capacity);
+    }
+    println!("  executions: {} distinct optimized modules for {pairs} pairs", executed.len());
+    let _ = child_total;
+}

@@ -1,0 +1,229 @@
+//! From failures to unique bugs: reduce the sequence while the same failure fires, key the
+//! bug, and give each new one a folder with everything needed to reproduce it.
+
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+
+use super::pairs::{detail_of, load, reference_run, FailureDetail};
+use super::store::{now, BugRow, FailureRow, ProgramRow};
+use super::Campaign;
+use crate::llvm::IrModule;
+use crate::oracle::{bug_key, Failure, FailureKind};
+use crate::sandbox::{ExecMode, Execution, JobSpec, Pool, Run};
+use crate::seq::random::{contains_ordered, with_preconditions};
+use crate::seq::reduce::reduce;
+use crate::seq::{render_with, Sequence};
+
+/// Reduction tests per failure: enough for 200-pass sequences, bounded for slow ones.
+const MAX_TESTS: usize = 400;
+
+struct Loaded {
+    program: ProgramRow,
+    module: IrModule,
+    pool: Pool,
+    /// None for programs without `main`: only the optimizer is judged.
+    reference: Option<Execution>,
+}
+
+fn kind_of(name: &str) -> FailureKind {
+    serde_json::from_value(serde_json::Value::String(name.to_string())).unwrap_or(FailureKind::Crash)
+}
+
+pub(super) fn process_pending(c: &mut Campaign) -> Result<()> {
+    let pending = c.store.pending_failures()?;
+    let mut loaded: Option<Loaded> = None;
+    for f in pending {
+        if loaded.as_ref().is_none_or(|l| l.program.id != f.program) {
+            let program = c.store.program(f.program)?;
+            // A hang found with the campaign's timeout is confirmed faster with a shorter one.
+            let mut limits = c.config.limits();
+            limits.exec_timeout = limits.exec_timeout.min(Duration::from_secs(5));
+            let (mut module, mut pool) = load(c, &program, limits)?;
+            let reference = if module.has_main() { Some(reference_run(&mut pool, &mut module)?) } else { None };
+            loaded = Some(Loaded { program, module, pool, reference });
+        }
+        c.stats.tick(&c.dir, &c.store, c.started, "reducing")?;
+        process_failure(c, loaded.as_mut().unwrap(), &f)?;
+    }
+    Ok(())
+}
+
+fn run(c: &Campaign, l: &mut Loaded, pipeline: &str) -> Result<Run> {
+    let exec = if l.reference.is_some() { ExecMode::Always } else { ExecMode::Never };
+    let job = JobSpec { verify_each: c.config.verify_each, exec, ..JobSpec::optimize(pipeline) };
+    Ok(l.pool.run_one(&mut l.module, &job)?)
+}
+
+fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<()> {
+    let render = c.config.render();
+    let original = c.store.sequence(f.sequence)?;
+    let seq = Sequence::parse_with(&original, &c.catalog, &render)?;
+    let failure = Failure { kind: kind_of(&f.kind), signature: f.signature.clone() };
+    // A known bug whose reduced sequence this one contains, failing alike: no need to reduce.
+    for bug in c.store.bugs()? {
+        let reduced = Sequence::parse_with(&bug.reduced, &c.catalog, &render)?;
+        let tokens: Vec<String> = reduced.passes().iter().map(|p| p.to_string()).collect();
+        let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
+        if bug.kind == f.kind && bug.signature == f.signature && contains_ordered(&seq, &tokens) {
+            return c.store.resolve_failure(f.id, "duplicate", Some(bug.id));
+        }
+    }
+    let reference = l.reference.clone();
+    let mut tests = 0;
+    let mut fails = |candidate: &Sequence| -> bool {
+        tests += 1;
+        if tests > MAX_TESTS {
+            return false;
+        }
+        // Reduction must not strip a pass its precondition (lower-switch before structurizecfg).
+        let candidate = with_preconditions(candidate, &c.catalog);
+        let Ok(text) = render_with(&candidate, &c.catalog, &render) else { return false };
+        run(c, l, &text).is_ok_and(|r| Failure::of(&r, reference.as_ref()).is_some_and(|g| failure.matches(&g)))
+    };
+    // The failure must fire again before it is worth reducing (wrong code can be flaky).
+    if !fails(&seq) {
+        return c.store.resolve_failure(f.id, "not-reproduced", None);
+    }
+    let reduced = with_preconditions(&reduce(&seq, &mut fails), &c.catalog);
+    let text = render_with(&reduced, &c.catalog, &render)?;
+    let last = run(c, l, &text)?;
+    let detail = detail_of(&last);
+    let frames = if detail.frames.is_empty() {
+        serde_json::from_str::<FailureDetail>(&f.detail).map(|d| d.frames).unwrap_or_default()
+    } else {
+        detail.frames.clone()
+    };
+    let (key, pass) = bug_key(&failure, &reduced, &frames);
+    if let Some(bug) = c.store.bug_by_key(&key)? {
+        return c.store.resolve_failure(f.id, "duplicate", Some(bug.id));
+    }
+    let id = c.store.bugs()?.len() + 1;
+    let dir = format!("bugs/{id:04}-{}-{}", failure.kind.as_str(), sanitize(&pass));
+    let row = BugRow {
+        id: 0,
+        key,
+        kind: failure.kind.as_str().to_string(),
+        pass,
+        signature: failure.signature.clone(),
+        reduced: text.clone(),
+        program: l.program.id,
+        first_seen: now(),
+        count: 0,
+        dir: dir.clone(),
+    };
+    write_bug_folder(c, l, &row, &original, &failure, &last, &frames)?;
+    if c.config.reduce_programs && l.program.source.is_some() {
+        c.stats.tick(&c.dir, &c.store, c.started, "reducing the program with cvise")?;
+        reduce_program(c, &row, &failure)?;
+    }
+    let bug = c.store.add_bug(&row)?;
+    c.store.resolve_failure(f.id, "reduced", Some(bug))
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn write_bug_folder(
+    c: &Campaign,
+    l: &Loaded,
+    bug: &BugRow,
+    original: &str,
+    failure: &Failure,
+    last: &Run,
+    frames: &[String],
+) -> Result<()> {
+    let dir = c.dir.join(&bug.dir);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    if let Some(source) = &l.program.source {
+        std::fs::copy(c.dir.join(source), dir.join("program.c"))?;
+    }
+    std::fs::write(dir.join("program.ll"), l.module.ir_text())?;
+    std::fs::write(dir.join("reduced.txt"), format!("{}\n", bug.reduced))?;
+    std::fs::write(dir.join("original.txt"), format!("{original}\n"))?;
+    let outcome = serde_json::json!({
+        "kind": failure.kind,
+        "signature": failure.signature,
+        "pass": bug.pass,
+        "message": last.message,
+        "crash_frames": frames,
+        "stdout": last.execution.as_ref().map(|e| &e.stdout),
+        "reference_stdout": l.reference.as_ref().map(|e| &e.stdout),
+        "program": l.program.name,
+        "program_origin": serde_json::from_str::<serde_json::Value>(&l.program.origin).ok(),
+    });
+    std::fs::write(dir.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
+    std::fs::write(dir.join("README.md"), readme(c, bug, failure, last))?;
+    Ok(())
+}
+
+fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run) -> String {
+    let major = crate::llvm::version().0;
+    let args: String = c.config.llvm_args.iter().map(|a| format!(" {a}")).collect();
+    let ctos_args: String = c.config.llvm_args.iter().map(|a| format!(" --llvm-arg={a}")).collect();
+    let verify = if c.config.verify_each { " -verify-each" } else { "" };
+    let pipeline = shell_quote(&bug.reduced);
+    let mut text = format!(
+        "# {} in `{}`\n\n{}\n\nFound by `ctos fuzz` on LLVM {} (campaign seed {}, selection {:?}).\n\
+         Reduced pass sequence ({} nesting, `instcombine<no-verify-fixpoint>`; keep this exact text, \
+         the adaptors matter):\n\n    {}\n\n",
+        failure.kind.as_str(),
+        bug.pass,
+        failure.signature,
+        crate::llvm::version_string(),
+        c.config.seed,
+        c.config.selection,
+        match c.config.nesting {
+            crate::seq::Nesting::Grouped => "grouped",
+            crate::seq::Nesting::PerPass => "per-pass",
+        },
+        bug.reduced
+    );
+    if let Some(m) = &last.message {
+        text.push_str(&format!("LLVM says: `{m}`\n\n"));
+    }
+    text.push_str("## Reproduce\n\nWith opt:\n\n```sh\n");
+    if failure.kind == FailureKind::WrongCode {
+        text.push_str(&format!(
+            "opt-{major} -passes={pipeline}{args} program.ll -o optimized.bc\nlli-{major} optimized.bc   # differs from:\nlli-{major} program.ll\n"
+        ));
+    } else {
+        text.push_str(&format!("opt-{major} -passes={pipeline}{verify}{args} program.ll -disable-output\n"));
+    }
+    let exec = if failure.kind == FailureKind::WrongCode { " --exec" } else { "" };
+    let ctos_verify = if c.config.verify_each { " --verify-each" } else { "" };
+    text.push_str(&format!(
+        "```\n\nWith ctos:\n\n```sh\nctos run program.ll --passes {pipeline}{ctos_verify}{exec}{ctos_args}\n```\n\n\
+         `original.txt` is the failing sequence before reduction, `outcome.json` the failure as recorded.\n"
+    ));
+    text
+}
+
+/// Reduce the bug's C program with cvise and keep the result beside the original.
+fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
+    let dir = c.dir.join(&bug.dir);
+    let check = super::cvise::Interesting {
+        failure: failure.clone(),
+        pipeline: bug.reduced.clone(),
+        verify_each: c.config.verify_each,
+        llvm_args: c.config.llvm_args.clone(),
+        limits: c.config.limits(),
+    };
+    let budget = Duration::from_secs_f64(c.config.reduce_programs_seconds);
+    if let Some(reduced) = super::cvise::reduce_program(&dir.join("program.c"), &check, budget, c.jobs)? {
+        let module = IrModule::load(&reduced, &crate::llvm::CFrontend::default(), &Default::default())?;
+        std::fs::write(dir.join("program.reduced.ll"), module.ir_text())?;
+        let mut readme = std::fs::read_to_string(dir.join("README.md"))?;
+        readme.push_str(
+            "\n`program.reduced.c` / `program.reduced.ll`: the program reduced with cvise \
+             (same failure, same reduced sequence); use them in the commands above.\n",
+        );
+        std::fs::write(dir.join("README.md"), readme)?;
+    }
+    Ok(())
+}

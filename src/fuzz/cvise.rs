@@ -1,0 +1,111 @@
+//! Reducing a bug's C program with cvise, whose interestingness test calls back into
+//! `ctos interesting`: the program still compiles, is still free of undefined behaviour
+//! when its output matters, and still fails the same way under the reduced sequence.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+
+use crate::cli::split_target_flags;
+use crate::llvm::{CFrontend, IrModule};
+use crate::oracle::{Failure, FailureKind};
+use crate::program::{screen, Screen, Screening};
+use crate::sandbox::{ExecMode, JobSpec, Limits, Pool};
+
+/// What `ctos interesting` checks.
+#[derive(Debug, Clone)]
+pub struct Interesting {
+    pub failure: Failure,
+    pub pipeline: String,
+    pub verify_each: bool,
+    pub llvm_args: Vec<String>,
+    pub limits: Limits,
+}
+
+impl Interesting {
+    /// Whether `program` (C) still shows the failure.
+    pub fn holds(&self, program: &Path) -> Result<bool> {
+        let (target, llvm_args) = split_target_flags(&self.llvm_args);
+        let Ok(mut module) = IrModule::load(program, &CFrontend::default(), &target) else { return Ok(false) };
+        let wrong_code = self.failure.kind == FailureKind::WrongCode;
+        // cvise readily introduces undefined behaviour; it only matters when output does.
+        if wrong_code && !matches!(screen(program, &Screen::default()), Screening::Clean { .. }) {
+            return Ok(false);
+        }
+        let mut pool = Pool::new(1, self.limits, llvm_args)?;
+        let reference = if module.has_main() {
+            pool.run_one(&mut module, &JobSpec { exec: ExecMode::Always, ..JobSpec::optimize("") })?.execution
+        } else {
+            None
+        };
+        if wrong_code && reference.is_none() {
+            return Ok(false);
+        }
+        let exec = if reference.is_some() { ExecMode::Always } else { ExecMode::Never };
+        let run = pool.run_one(&mut module, &JobSpec { verify_each: self.verify_each, exec, ..JobSpec::optimize(&self.pipeline) })?;
+        Ok(Failure::of(&run, reference.as_ref()).is_some_and(|f| self.failure.matches(&f)))
+    }
+
+    fn command_line(&self, ctos: &Path, program: &str) -> String {
+        let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+        let mut parts = vec![
+            q(&ctos.display().to_string()),
+            "interesting".into(),
+            "--kind".into(),
+            self.failure.kind.as_str().into(),
+            "--signature".into(),
+            q(&self.failure.signature),
+            "--passes".into(),
+            q(&self.pipeline),
+            "--opt-timeout".into(),
+            self.limits.opt_timeout.as_secs_f64().to_string(),
+            "--exec-timeout".into(),
+            self.limits.exec_timeout.as_secs_f64().to_string(),
+        ];
+        if self.verify_each {
+            parts.push("--verify-each".into());
+        }
+        parts.extend(self.llvm_args.iter().map(|a| q(&format!("--llvm-arg={a}"))));
+        parts.push(program.into());
+        parts.join(" ")
+    }
+}
+
+/// Reduce `source` with cvise for at most `budget`; the reduced program, if cvise shrank it.
+pub fn reduce_program(source: &Path, check: &Interesting, budget: Duration, jobs: usize) -> Result<Option<PathBuf>> {
+    let work = tempfile::Builder::new().prefix("ctos-cvise-").tempdir()?;
+    let program = work.path().join("program.c");
+    std::fs::copy(source, &program)?;
+    let ctos = std::env::current_exe()?;
+    let script = work.path().join("interesting.sh");
+    std::fs::write(&script, format!("#!/bin/sh\nexec {}\n", check.command_line(&ctos, "program.c")))?;
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    let mut child = Command::new("cvise")
+        .args(["--n", &jobs.max(1).to_string(), "--timeout", "120"])
+        .arg(&script)
+        .arg(&program)
+        .current_dir(work.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot run cvise (scripts/setup.sh installs it)")?;
+    let started = Instant::now();
+    while child.try_wait()?.is_none() {
+        if started.elapsed() >= budget {
+            // cvise keeps the smallest interesting version in place as it goes.
+            let _ = child.kill();
+            let _ = child.wait();
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let reduced = std::fs::read(&program)?;
+    if reduced.len() >= std::fs::metadata(source)?.len() as usize || !check.holds(&program)? {
+        return Ok(None);
+    }
+    let out = source.with_file_name("program.reduced.c");
+    std::fs::write(&out, reduced)?;
+    Ok(Some(out))
+}

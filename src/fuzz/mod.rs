@@ -1,0 +1,230 @@
+//! `ctos fuzz`: the CTOS campaign. Each iteration plans diverse programs and pass
+//! sequences (embeddings + centroid selection), tests every pair in the sandbox, and
+//! reduces and de-duplicates what fails into one folder per unique bug.
+
+mod bugs;
+pub mod cvise;
+mod merge;
+mod pairs;
+mod plan;
+mod report;
+mod stats;
+pub mod store;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _, Result};
+use serde::{Deserialize, Serialize};
+
+pub use merge::merge;
+pub use report::{print_report, BugReport};
+pub use stats::Stats;
+
+use crate::program::Generator;
+use crate::sandbox::Limits;
+use crate::seq::{Catalog, Nesting, RenderOptions};
+use store::Store;
+
+/// How each iteration picks its programs and sequences from the random pools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Selection {
+    /// X-means over doc2vec embeddings, then CTOS's centroid scheme (Algorithm 3).
+    Ctos,
+    /// Uniformly at random (the baseline the paper compares with).
+    Random,
+}
+
+/// What defines a campaign; stored in its folder, so `--resume` continues the same plan.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CampaignConfig {
+    pub seed: u64,
+    pub selection: Selection,
+    pub generator: Generator,
+    /// Test these C/IR files instead of generated programs.
+    pub programs_dir: Option<PathBuf>,
+    /// Test these pipelines (one per line) instead of random sequences.
+    pub sequences_file: Option<PathBuf>,
+    /// Catalog set sequences are drawn from.
+    pub pass_set: String,
+    /// Ordered sub-sequences ("a b": a somewhere before b) that generated sequences avoid.
+    pub exclude: Vec<String>,
+    pub seq_pool: usize,
+    pub seq_select: usize,
+    pub seq_min: usize,
+    pub seq_max: usize,
+    pub prog_pool: usize,
+    pub prog_select: usize,
+    pub min_size: usize,
+    pub opt_timeout: f64,
+    pub exec_timeout: f64,
+    pub memory_mib: u64,
+    pub llvm_args: Vec<String>,
+    pub verify_each: bool,
+    pub nesting: Nesting,
+    pub reduce_programs: bool,
+    /// Seconds cvise may spend on one bug's program.
+    #[serde(default = "default_cvise_seconds")]
+    pub reduce_programs_seconds: f64,
+    /// (i, n): this campaign runs shard i of n of the plan.
+    pub shard: (usize, usize),
+    pub max_iterations: Option<usize>,
+}
+
+impl Default for CampaignConfig {
+    fn default() -> Self {
+        CampaignConfig {
+            seed: 1,
+            selection: Selection::Ctos,
+            generator: Generator::Csmith,
+            programs_dir: None,
+            sequences_file: None,
+            pass_set: "ctos".into(),
+            exclude: Vec::new(),
+            seq_pool: 1000,
+            seq_select: 50,
+            seq_min: 50,
+            seq_max: 200,
+            prog_pool: 20,
+            prog_select: 4,
+            min_size: 80_000,
+            opt_timeout: 30.0,
+            exec_timeout: 10.0,
+            memory_mib: 4096,
+            llvm_args: Vec::new(),
+            verify_each: true,
+            nesting: Nesting::Grouped,
+            reduce_programs: false,
+            reduce_programs_seconds: default_cvise_seconds(),
+            shard: (0, 1),
+            max_iterations: None,
+        }
+    }
+}
+
+fn default_cvise_seconds() -> f64 {
+    300.0
+}
+
+impl CampaignConfig {
+    pub fn limits(&self) -> Limits {
+        Limits {
+            opt_timeout: Duration::from_secs_f64(self.opt_timeout),
+            exec_timeout: Duration::from_secs_f64(self.exec_timeout),
+            memory_bytes: self.memory_mib << 20,
+        }
+    }
+
+    pub fn render(&self) -> RenderOptions {
+        RenderOptions { nesting: self.nesting, verify_fixpoint: false }
+    }
+}
+
+/// How a run of the campaign (a start or a resume) may spend its time.
+pub struct RunOptions {
+    pub time_limit: Option<Duration>,
+    pub jobs: usize,
+    /// Show a live status line on stderr.
+    pub status_line: bool,
+}
+
+/// Everything a campaign run works with.
+pub(crate) struct Campaign {
+    pub dir: PathBuf,
+    pub config: CampaignConfig,
+    pub store: Store,
+    pub catalog: Catalog,
+    pub jobs: usize,
+    pub started: Instant,
+    pub deadline: Option<Instant>,
+    pub stats: Stats,
+}
+
+impl Campaign {
+    pub fn out_of_time(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d)
+    }
+}
+
+const DB: &str = "campaign.sqlite";
+
+/// Start a campaign in `dir` (which must not hold one already).
+pub fn start(dir: &Path, config: CampaignConfig, run: RunOptions) -> Result<()> {
+    if dir.join(DB).exists() {
+        bail!("{} holds a campaign already: continue it with --resume {}", dir.display(), dir.display());
+    }
+    let (i, n) = config.shard;
+    if n == 0 || i >= n {
+        bail!("--shard {i}/{n}: the shard index must be below the number of shards");
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let store = Store::open(&dir.join(DB))?;
+    store.set_meta("config", &serde_json::to_string(&config)?)?;
+    store.set_meta("llvm_version", &crate::llvm::version_string())?;
+    store.set_meta("created", &store::now())?;
+    drive(dir, config, store, run)
+}
+
+/// Continue the campaign in `dir` where it stopped.
+pub fn resume(dir: &Path, run: RunOptions) -> Result<()> {
+    if !dir.join(DB).exists() {
+        bail!("{} holds no campaign (no {DB}); start one with --out {}", dir.display(), dir.display());
+    }
+    let store = Store::open(&dir.join(DB))?;
+    let config: CampaignConfig =
+        serde_json::from_str(&store.get_meta("config")?.context("the campaign has no configuration")?)?;
+    let version = store.get_meta("llvm_version")?.unwrap_or_default();
+    if version != crate::llvm::version_string() {
+        bail!("the campaign ran on LLVM {version}; this ctos links LLVM {}", crate::llvm::version_string());
+    }
+    drive(dir, config, store, run)
+}
+
+fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions) -> Result<()> {
+    crate::llvm::init();
+    let started = Instant::now();
+    let mut campaign = Campaign {
+        dir: dir.to_path_buf(),
+        catalog: Catalog::for_llvm(crate::llvm::version().0)?,
+        stats: Stats::new(&store, run.status_line)?,
+        config,
+        store,
+        jobs: run.jobs.max(1),
+        started,
+        deadline: run.time_limit.map(|t| started + t),
+    };
+    // Failures found before an interruption are reduced first.
+    bugs::process_pending(&mut campaign)?;
+    loop {
+        if campaign.out_of_time() {
+            break;
+        }
+        let iteration = match campaign.store.open_iteration()? {
+            Some(i) => i,
+            None => {
+                let done = campaign.store.iterations()?;
+                if campaign.config.max_iterations.is_some_and(|m| done as usize >= m) {
+                    break;
+                }
+                done
+            }
+        };
+        if campaign.store.iteration_state(iteration)?.as_deref() != Some("testing") {
+            campaign.store.begin_iteration(iteration)?;
+            plan::plan_iteration(&mut campaign, iteration)?;
+        }
+        campaign.stats.iteration = iteration;
+        let finished = pairs::test_iteration(&mut campaign, iteration)?;
+        bugs::process_pending(&mut campaign)?;
+        if finished {
+            campaign.store.set_iteration_state(iteration, "finished")?;
+        }
+        campaign.stats.write(&campaign.dir, &campaign.store, campaign.started)?;
+        if !finished {
+            break;
+        }
+    }
+    campaign.stats.finish(&campaign.dir, &campaign.store, campaign.started)?;
+    Ok(())
+}

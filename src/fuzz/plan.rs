@@ -1,0 +1,172 @@
+//! Planning one iteration: random pools of sequences and programs, embedded and
+//! selected for diversity, programs screened for undefined behaviour.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _, Result};
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::store::ProgramRow;
+use super::{Campaign, Selection};
+use crate::embed::{doc2vec::Doc2VecParams, embed_programs, embed_sequences};
+use crate::llvm::{CFrontend, IrModule, TargetSpec};
+use crate::program::{generate_many, screen_many, GenConfig, Screen, Screening};
+use crate::select::{random_select, select_representatives, XMeansParams};
+use crate::seq::random::{contains_ordered, random_flat_between, with_preconditions};
+use crate::seq::{render_with, Sequence};
+
+/// A seed per (campaign seed, iteration, purpose): iterations and shards replay alike.
+fn derive(seed: u64, iteration: i64, purpose: u64) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(&[seed.to_le_bytes(), (iteration as u64).to_le_bytes(), purpose.to_le_bytes()].concat())
+}
+
+/// Indices of `k` of `points`, in selection order.
+fn choose(selection: Selection, points: &[Vec<f32>], k: usize, seed: u64) -> Vec<usize> {
+    match selection {
+        Selection::Ctos => select_representatives(points, k, &XMeansParams::default(), seed),
+        Selection::Random => random_select(points.len(), k, seed),
+    }
+}
+
+pub(super) fn plan_iteration(c: &mut Campaign, iteration: i64) -> Result<()> {
+    c.stats.tick(&c.dir, &c.store, c.started, "planning")?;
+    let sequences = plan_sequences(c, iteration)?;
+    let programs = plan_programs(c, iteration)?;
+    if programs.is_empty() {
+        bail!("iteration {iteration}: no program survived generation and screening");
+    }
+    c.store.save_plan(iteration, &programs, &sequences)
+}
+
+fn plan_sequences(c: &Campaign, iteration: i64) -> Result<Vec<String>> {
+    let render = c.config.render();
+    if let Some(file) = &c.config.sequences_file {
+        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+        return text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty())
+            .map(|l| Ok(render_with(&Sequence::parse_with(l, &c.catalog, &render)?, &c.catalog, &render)?))
+            .collect();
+    }
+    let pool: Vec<_> = c
+        .catalog
+        .set(&c.config.pass_set)?
+        .into_iter()
+        .filter(|p| c.catalog.unsafe_reason(&p.name).is_none())
+        .collect();
+    let exclude: Vec<Vec<&str>> = c.config.exclude.iter().map(|e| e.split_whitespace().collect()).collect();
+    let mut rng = ChaCha8Rng::seed_from_u64(derive(c.config.seed, iteration, 1));
+    let mut candidates = Vec::with_capacity(c.config.seq_pool);
+    let mut attempts = 0;
+    while candidates.len() < c.config.seq_pool {
+        attempts += 1;
+        if attempts > 100 * c.config.seq_pool {
+            bail!("the --exclude patterns reject almost every random sequence");
+        }
+        let seq = random_flat_between(&mut rng, &pool, c.config.seq_min, c.config.seq_max);
+        if exclude.iter().any(|pattern| contains_ordered(&seq, pattern)) {
+            continue;
+        }
+        candidates.push(with_preconditions(&seq, &c.catalog));
+    }
+    let tokens: Vec<Vec<String>> =
+        candidates.iter().map(|s| s.passes().iter().map(|p| p.to_string()).collect()).collect();
+    let points = match c.config.selection {
+        Selection::Ctos => embed_sequences(&tokens, &Doc2VecParams::sequences(), derive(c.config.seed, iteration, 2)),
+        Selection::Random => vec![Vec::new(); tokens.len()],
+    };
+    let chosen = choose(c.config.selection, &points, c.config.seq_select, derive(c.config.seed, iteration, 3));
+    chosen.into_iter().map(|i| Ok(render_with(&candidates[i], &c.catalog, &render)?)).collect()
+}
+
+/// Write `bitcode` of program `name` into the campaign's programs folder.
+fn store_program(dir: &Path, name: &str, source: Option<&str>, bitcode: &[u8]) -> Result<(Option<String>, String)> {
+    let programs = dir.join("programs");
+    std::fs::create_dir_all(&programs)?;
+    let source_rel = source
+        .map(|text| -> Result<String> {
+            let rel = format!("programs/{name}.c");
+            std::fs::write(dir.join(&rel), text)?;
+            Ok(rel)
+        })
+        .transpose()?;
+    let ir_rel = format!("programs/{name}.bc");
+    std::fs::write(dir.join(&ir_rel), bitcode)?;
+    Ok((source_rel, ir_rel))
+}
+
+fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
+    let frontend = CFrontend::default();
+    if let Some(dir) = c.config.programs_dir.clone() {
+        return user_programs(c, &dir, iteration, &frontend);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(derive(c.config.seed, iteration, 4));
+    let seeds: Vec<u64> = (0..c.config.prog_pool).map(|_| rng.random_range(0..u32::MAX as u64)).collect();
+    let gen = GenConfig { generator: c.config.generator, min_size: c.config.min_size, ..GenConfig::default() };
+    let generated = generate_many(&seeds, &gen, c.jobs);
+    c.stats.tick(&c.dir, &c.store, c.started, "compiling programs")?;
+    let mut pool: Vec<(ProgramRow, Vec<crate::llvm::FunctionCfg>)> = Vec::new();
+    for (k, g) in generated.into_iter().enumerate() {
+        let Ok(g) = g else { continue };
+        let name = format!("i{iteration:03}-p{k:03}");
+        let tmp = tempfile::Builder::new().suffix(".c").tempfile()?;
+        std::fs::write(tmp.path(), &g.source)?;
+        let Ok(bitcode) = frontend.compile(tmp.path()) else { continue };
+        let Ok(module) = IrModule::from_bytes(&bitcode, &name, &TargetSpec::default()) else { continue };
+        let (source, ir) = store_program(&c.dir, &name, Some(&g.source), &bitcode)?;
+        let origin = serde_json::json!({ "generator": c.config.generator, "seed": g.seed, "csmith_args": g.csmith_args });
+        let row = ProgramRow { id: 0, iteration, name, origin: origin.to_string(), source, ir, status: String::new() };
+        pool.push((row, module.function_cfgs()));
+    }
+    let points = match c.config.selection {
+        Selection::Ctos => {
+            let cfgs: Vec<Vec<crate::llvm::FunctionCfg>> = pool.iter().map(|p| p.1.clone()).collect();
+            embed_programs(&cfgs, &Doc2VecParams::instructions(), derive(c.config.seed, iteration, 5))
+        }
+        Selection::Random => vec![Vec::new(); pool.len()],
+    };
+    // Select more than needed: programs with undefined behaviour drop out in screening.
+    let order = choose(c.config.selection, &points, pool.len(), derive(c.config.seed, iteration, 6));
+    c.stats.tick(&c.dir, &c.store, c.started, "screening programs for undefined behaviour")?;
+    let screen = Screen::default();
+    let mut chosen = Vec::new();
+    for chunk in order.chunks(c.jobs.max(1)) {
+        if chosen.len() >= c.config.prog_select {
+            break;
+        }
+        let sources: Vec<PathBuf> =
+            chunk.iter().map(|&i| c.dir.join(pool[i].0.source.as_deref().expect("generated programs have C"))).collect();
+        for (&i, verdict) in chunk.iter().zip(screen_many(&sources, &screen, c.jobs)) {
+            if matches!(verdict, Screening::Clean { .. }) && chosen.len() < c.config.prog_select {
+                chosen.push(pool[i].0.clone());
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+fn user_programs(c: &Campaign, dir: &Path, iteration: i64, frontend: &CFrontend) -> Result<Vec<ProgramRow>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "c" || e == "ll" || e == "bc"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("{} has no .c, .ll or .bc files", dir.display());
+    }
+    let mut rows = Vec::new();
+    for (k, file) in files.iter().enumerate() {
+        let name = format!("i{iteration:03}-u{k:03}");
+        let module = IrModule::load(file, frontend, &TargetSpec::default())
+            .with_context(|| format!("loading {}", file.display()))?;
+        let source = if file.extension().is_some_and(|e| e == "c") { Some(std::fs::read_to_string(file)?) } else { None };
+        let bitcode = module.bitcode();
+        let (source, ir) = store_program(&c.dir, &name, source.as_deref(), &bitcode)?;
+        let origin = serde_json::json!({ "file": file });
+        rows.push(ProgramRow { id: 0, iteration, name, origin: origin.to_string(), source, ir, status: String::new() });
+    }
+    Ok(rows)
+}

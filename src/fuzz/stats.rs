@@ -1,0 +1,110 @@
+//! `stats.json`, rewritten while the campaign runs, and the live status line.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use super::store::Store;
+
+pub struct Stats {
+    pub iteration: i64,
+    bar: ProgressBar,
+    last_write: Instant,
+    pairs_at_start: i64,
+}
+
+#[derive(Serialize)]
+struct Snapshot {
+    llvm_version: String,
+    iteration: i64,
+    elapsed_seconds: f64,
+    pairs: i64,
+    pairs_this_run: i64,
+    pairs_per_second: f64,
+    programs_tested: i64,
+    failures: i64,
+    bugs: usize,
+    bugs_by_kind: BTreeMap<String, usize>,
+    finished: bool,
+}
+
+impl Stats {
+    pub fn new(store: &Store, status_line: bool) -> Result<Stats> {
+        let bar = if status_line && std::io::stderr().is_terminal() {
+            let b = ProgressBar::new_spinner();
+            b.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").unwrap());
+            b
+        } else {
+            ProgressBar::hidden()
+        };
+        Ok(Stats { iteration: 0, bar, last_write: Instant::now(), pairs_at_start: store.counts()?.0 })
+    }
+
+    fn snapshot(&self, store: &Store, started: Instant, finished: bool) -> Result<Snapshot> {
+        let (pairs, programs_tested, failures) = store.counts()?;
+        let bugs = store.bugs()?;
+        let mut bugs_by_kind = BTreeMap::new();
+        for b in &bugs {
+            *bugs_by_kind.entry(b.kind.clone()).or_insert(0) += 1;
+        }
+        let elapsed = started.elapsed().as_secs_f64();
+        let this_run = pairs - self.pairs_at_start;
+        Ok(Snapshot {
+            llvm_version: crate::llvm::version_string(),
+            iteration: self.iteration,
+            elapsed_seconds: elapsed,
+            pairs,
+            pairs_this_run: this_run,
+            pairs_per_second: this_run as f64 / elapsed.max(1e-9),
+            programs_tested,
+            failures,
+            bugs: bugs.len(),
+            bugs_by_kind,
+            finished,
+        })
+    }
+
+    /// Update the status line; rewrite stats.json at most every two seconds.
+    pub fn tick(&mut self, dir: &Path, store: &Store, started: Instant, phase: &str) -> Result<()> {
+        let s = self.snapshot(store, started, false)?;
+        let kinds: Vec<String> = s.bugs_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        self.bar.set_message(format!(
+            "iteration {} {phase} | {} pairs ({:.1}/s) | {} failures | bugs: {}",
+            s.iteration,
+            s.pairs,
+            s.pairs_per_second,
+            s.failures,
+            if kinds.is_empty() { "none".to_string() } else { kinds.join(", ") }
+        ));
+        self.bar.tick();
+        if self.last_write.elapsed().as_secs_f64() >= 2.0 {
+            write_json(dir, &s)?;
+            self.last_write = Instant::now();
+        }
+        Ok(())
+    }
+
+    pub fn write(&mut self, dir: &Path, store: &Store, started: Instant) -> Result<()> {
+        write_json(dir, &self.snapshot(store, started, false)?)?;
+        self.last_write = Instant::now();
+        Ok(())
+    }
+
+    pub fn finish(&mut self, dir: &Path, store: &Store, started: Instant) -> Result<()> {
+        self.bar.finish_and_clear();
+        write_json(dir, &self.snapshot(store, started, true)?)
+    }
+}
+
+/// Write then rename, so a reader never sees half a file.
+fn write_json(dir: &Path, snapshot: &Snapshot) -> Result<()> {
+    let tmp = dir.join("stats.json.tmp");
+    std::fs::write(&tmp, serde_json::to_string_pretty(snapshot)?)?;
+    std::fs::rename(tmp, dir.join("stats.json"))?;
+    Ok(())
+}

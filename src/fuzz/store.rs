@@ -1,0 +1,320 @@
+//! Campaign state in one SQLite file: what was planned, which pairs are done, which
+//! failures were seen and which bugs they are. Every finished pair is committed at once,
+//! so an interrupted campaign resumes without redoing or losing work.
+
+use std::path::Path;
+
+use anyhow::{Context as _, Result};
+use rusqlite::{params, Connection, OptionalExtension};
+
+pub struct Store {
+    db: Connection,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS iterations (
+    iteration INTEGER PRIMARY KEY, state TEXT NOT NULL, started TEXT NOT NULL, finished TEXT);
+CREATE TABLE IF NOT EXISTS programs (
+    id INTEGER PRIMARY KEY, iteration INTEGER NOT NULL, name TEXT NOT NULL, origin TEXT NOT NULL,
+    source TEXT, ir TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'planned', reference TEXT);
+CREATE TABLE IF NOT EXISTS sequences (
+    id INTEGER PRIMARY KEY, iteration INTEGER NOT NULL, pipeline TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pairs (
+    program INTEGER NOT NULL, sequence INTEGER NOT NULL, outcome TEXT NOT NULL, ir_hash TEXT,
+    exec TEXT, millis REAL NOT NULL, PRIMARY KEY (program, sequence));
+CREATE TABLE IF NOT EXISTS failures (
+    id INTEGER PRIMARY KEY, program INTEGER NOT NULL, sequence INTEGER NOT NULL, kind TEXT NOT NULL,
+    signature TEXT NOT NULL, detail TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending', bug INTEGER,
+    UNIQUE (program, sequence));
+CREATE TABLE IF NOT EXISTS bugs (
+    id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, kind TEXT NOT NULL, pass TEXT NOT NULL,
+    signature TEXT NOT NULL, reduced TEXT NOT NULL, program INTEGER NOT NULL, first_seen TEXT NOT NULL,
+    count INTEGER NOT NULL DEFAULT 1, dir TEXT NOT NULL);
+";
+
+#[derive(Debug, Clone)]
+pub struct ProgramRow {
+    pub id: i64,
+    pub iteration: i64,
+    pub name: String,
+    pub origin: String,
+    pub source: Option<String>,
+    pub ir: String,
+    pub status: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct FailureRow {
+    pub id: i64,
+    pub program: i64,
+    pub sequence: i64,
+    pub kind: String,
+    pub signature: String,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct BugRow {
+    pub id: i64,
+    pub key: String,
+    pub kind: String,
+    pub pass: String,
+    pub signature: String,
+    pub reduced: String,
+    pub program: i64,
+    pub first_seen: String,
+    pub count: i64,
+    pub dir: String,
+}
+
+pub fn now() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    format!("{secs}")
+}
+
+impl Store {
+    pub fn open(path: &Path) -> Result<Store> {
+        let db = Connection::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+        // `ctos report` may read while a campaign writes: wait for the lock, do not fail.
+        db.busy_timeout(std::time::Duration::from_secs(30))?;
+        // WAL: a kill at any moment leaves the last committed state readable.
+        db.pragma_update(None, "journal_mode", "WAL")?;
+        db.pragma_update(None, "synchronous", "NORMAL")?;
+        db.execute_batch(SCHEMA)?;
+        Ok(Store { db })
+    }
+
+    pub fn get_meta(&self, key: &str) -> Result<Option<String>> {
+        Ok(self.db.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
+    }
+
+    pub fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", [key, value])?;
+        Ok(())
+    }
+
+    /// The iteration to continue (planned, unfinished), if any.
+    pub fn open_iteration(&self) -> Result<Option<i64>> {
+        Ok(self
+            .db
+            .query_row("SELECT iteration FROM iterations WHERE state != 'finished' ORDER BY iteration LIMIT 1", [], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
+    pub fn iterations(&self) -> Result<i64> {
+        Ok(self.db.query_row("SELECT COUNT(*) FROM iterations", [], |r| r.get(0))?)
+    }
+
+    pub fn begin_iteration(&self, iteration: i64) -> Result<()> {
+        self.db.execute(
+            "INSERT OR IGNORE INTO iterations (iteration, state, started) VALUES (?1, 'planning', ?2)",
+            params![iteration, now()],
+        )?;
+        Ok(())
+    }
+
+    pub fn set_iteration_state(&self, iteration: i64, state: &str) -> Result<()> {
+        let finished = (state == "finished").then(now);
+        self.db.execute(
+            "UPDATE iterations SET state = ?2, finished = ?3 WHERE iteration = ?1",
+            params![iteration, state, finished],
+        )?;
+        Ok(())
+    }
+
+    pub fn iteration_state(&self, iteration: i64) -> Result<Option<String>> {
+        Ok(self
+            .db
+            .query_row("SELECT state FROM iterations WHERE iteration = ?1", [iteration], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Store a whole iteration's plan in one transaction: a kill never leaves half a plan.
+    pub fn save_plan(&mut self, iteration: i64, programs: &[ProgramRow], sequences: &[String]) -> Result<()> {
+        let tx = self.db.transaction()?;
+        for p in programs {
+            tx.execute(
+                "INSERT INTO programs (iteration, name, origin, source, ir) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![iteration, p.name, p.origin, p.source, p.ir],
+            )?;
+        }
+        for s in sequences {
+            tx.execute("INSERT INTO sequences (iteration, pipeline) VALUES (?1, ?2)", params![iteration, s])?;
+        }
+        tx.execute("UPDATE iterations SET state = 'testing' WHERE iteration = ?1", [iteration])?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn programs(&self, iteration: i64) -> Result<Vec<ProgramRow>> {
+        let mut st = self.db.prepare(
+            "SELECT id, iteration, name, origin, source, ir, status FROM programs WHERE iteration = ?1 ORDER BY id",
+        )?;
+        let rows = st.query_map([iteration], |r| {
+            Ok(ProgramRow {
+                id: r.get(0)?,
+                iteration: r.get(1)?,
+                name: r.get(2)?,
+                origin: r.get(3)?,
+                source: r.get(4)?,
+                ir: r.get(5)?,
+                status: r.get(6)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn program(&self, id: i64) -> Result<ProgramRow> {
+        let iteration: i64 = self.db.query_row("SELECT iteration FROM programs WHERE id = ?1", [id], |r| r.get(0))?;
+        self.programs(iteration)?.into_iter().find(|p| p.id == id).context("program vanished")
+    }
+
+    pub fn sequences(&self, iteration: i64) -> Result<Vec<(i64, String)>> {
+        let mut st = self.db.prepare("SELECT id, pipeline FROM sequences WHERE iteration = ?1 ORDER BY id")?;
+        let rows = st.query_map([iteration], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn sequence(&self, id: i64) -> Result<String> {
+        Ok(self.db.query_row("SELECT pipeline FROM sequences WHERE id = ?1", [id], |r| r.get(0))?)
+    }
+
+    pub fn set_program_status(&self, id: i64, status: &str, reference: Option<&str>) -> Result<()> {
+        self.db.execute(
+            "UPDATE programs SET status = ?2, reference = COALESCE(?3, reference) WHERE id = ?1",
+            params![id, status, reference],
+        )?;
+        Ok(())
+    }
+
+    pub fn reference(&self, id: i64) -> Result<Option<String>> {
+        Ok(self.db.query_row("SELECT reference FROM programs WHERE id = ?1", [id], |r| r.get(0))?)
+    }
+
+    /// Sequences already tested on `program`.
+    pub fn done_sequences(&self, program: i64) -> Result<Vec<i64>> {
+        let mut st = self.db.prepare("SELECT sequence FROM pairs WHERE program = ?1")?;
+        let rows = st.query_map([program], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn pair_results(&self, program: i64) -> Result<Vec<(i64, Option<String>)>> {
+        let mut st = self.db.prepare("SELECT sequence, exec FROM pairs WHERE program = ?1")?;
+        let rows = st.query_map([program], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn save_pair(
+        &self,
+        program: i64,
+        sequence: i64,
+        outcome: &str,
+        ir_hash: Option<&str>,
+        exec: Option<&str>,
+        millis: f64,
+    ) -> Result<()> {
+        self.db.execute(
+            "INSERT OR REPLACE INTO pairs (program, sequence, outcome, ir_hash, exec, millis) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![program, sequence, outcome, ir_hash, exec, millis],
+        )?;
+        Ok(())
+    }
+
+    pub fn add_failure(&self, program: i64, sequence: i64, kind: &str, signature: &str, detail: &str) -> Result<()> {
+        self.db.execute(
+            "INSERT OR IGNORE INTO failures (program, sequence, kind, signature, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![program, sequence, kind, signature, detail],
+        )?;
+        Ok(())
+    }
+
+    pub fn pending_failures(&self) -> Result<Vec<FailureRow>> {
+        let mut st = self.db.prepare(
+            "SELECT id, program, sequence, kind, signature, detail FROM failures WHERE state = 'pending' ORDER BY id",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(FailureRow {
+                id: r.get(0)?,
+                program: r.get(1)?,
+                sequence: r.get(2)?,
+                kind: r.get(3)?,
+                signature: r.get(4)?,
+                detail: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    pub fn resolve_failure(&self, id: i64, state: &str, bug: Option<i64>) -> Result<()> {
+        self.db.execute("UPDATE failures SET state = ?2, bug = ?3 WHERE id = ?1", params![id, state, bug])?;
+        if let Some(bug) = bug {
+            self.db.execute(
+                "UPDATE bugs SET count = (SELECT COUNT(*) FROM failures WHERE bug = ?1) WHERE id = ?1",
+                [bug],
+            )?;
+        }
+        Ok(())
+    }
+
+    pub fn bug_by_key(&self, key: &str) -> Result<Option<BugRow>> {
+        Ok(self.bugs()?.into_iter().find(|b| b.key == key))
+    }
+
+    pub fn add_bug(&self, bug: &BugRow) -> Result<i64> {
+        self.db.execute(
+            "INSERT INTO bugs (key, kind, pass, signature, reduced, program, first_seen, count, dir)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8)",
+            params![bug.key, bug.kind, bug.pass, bug.signature, bug.reduced, bug.program, bug.first_seen, bug.dir],
+        )?;
+        Ok(self.db.last_insert_rowid())
+    }
+
+    pub fn set_bug_count(&self, id: i64, count: i64) -> Result<()> {
+        self.db.execute("UPDATE bugs SET count = ?2 WHERE id = ?1", params![id, count])?;
+        Ok(())
+    }
+
+    pub fn set_bug_first_seen(&self, id: i64, first_seen: &str) -> Result<()> {
+        self.db.execute("UPDATE bugs SET first_seen = ?2 WHERE id = ?1", params![id, first_seen])?;
+        Ok(())
+    }
+
+    pub fn bugs(&self) -> Result<Vec<BugRow>> {
+        let mut st = self.db.prepare(
+            "SELECT id, key, kind, pass, signature, reduced, program, first_seen, count, dir FROM bugs ORDER BY id",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(BugRow {
+                id: r.get(0)?,
+                key: r.get(1)?,
+                kind: r.get(2)?,
+                pass: r.get(3)?,
+                signature: r.get(4)?,
+                reduced: r.get(5)?,
+                program: r.get(6)?,
+                first_seen: r.get(7)?,
+                count: r.get(8)?,
+                dir: r.get(9)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// (pairs, programs tested, failures) so far.
+    pub fn counts(&self) -> Result<(i64, i64, i64)> {
+        Ok(self.db.query_row(
+            "SELECT (SELECT COUNT(*) FROM pairs), (SELECT COUNT(*) FROM programs WHERE status = 'tested'),
+                    (SELECT COUNT(*) FROM failures)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?)
+    }
+
+    /// Sum of per-pair child time (ms), for throughput reports.
+    pub fn pair_millis(&self) -> Result<f64> {
+        Ok(self.db.query_row("SELECT COALESCE(SUM(millis), 0) FROM pairs", [], |r| r.get(0))?)
+    }
+}

@@ -1,0 +1,144 @@
+//! `ctos fuzz` campaigns end to end: the real LLVM, a real SQLite file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn ctos(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctos")).args(args).output().expect("run ctos");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn report(dir: &Path) -> Value {
+    let (code, out, err) = ctos(&["report", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn pairs_in(dir: &Path) -> i64 {
+    report(dir)["pairs"].as_i64().unwrap()
+}
+
+#[cfg(feature = "llvm22")]
+#[test]
+fn a_known_failure_is_found_reduced_to_its_pass_and_reported_once() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    let bug = root().join("../shared/bench/bugs/191714/repro.ll");
+    std::fs::copy(&bug, programs.join("slp.ll")).unwrap();
+    std::fs::copy(root().join("examples/sum.c"), programs.join("sum.c")).unwrap();
+    let sequences = work.path().join("sequences.txt");
+    std::fs::write(
+        &sequences,
+        "forceattrs,lower-expect,slp-vectorizer,globaldce\n\
+         slp-vectorizer,constmerge\n\
+         lower-expect,slp-vectorizer\n\
+         sroa,gvn\n\
+         -mem2reg -licm -dce\n",
+    )
+    .unwrap();
+    let out = work.path().join("campaign");
+    let (code, stdout, stderr) = ctos(&[
+        "fuzz",
+        "--out",
+        out.to_str().unwrap(),
+        "--programs",
+        programs.to_str().unwrap(),
+        "--sequences",
+        sequences.to_str().unwrap(),
+        "--llvm-arg=-slp-threshold=-99999",
+        "--iterations",
+        "1",
+        "-j",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("1 unique bugs"), "{stdout}");
+    let r = report(&out);
+    assert_eq!(r["pairs"], 10, "2 programs x 5 sequences");
+    let bugs = r["bugs"].as_array().unwrap();
+    assert_eq!(bugs.len(), 1, "{bugs:?}");
+    let b = &bugs[0];
+    assert_eq!(b["kind"], "invalid-ir");
+    assert_eq!(b["pass"], "slp-vectorizer");
+    assert_eq!(b["reduced"], "function(slp-vectorizer)");
+    assert_eq!(b["count"], 3, "three pairs trigger it, one bug");
+    let folder = out.join(b["dir"].as_str().unwrap());
+    for file in ["program.ll", "reduced.txt", "original.txt", "outcome.json", "README.md"] {
+        assert!(folder.join(file).exists(), "{file} missing in {}", folder.display());
+    }
+    let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+    assert!(readme.contains("opt-22 -passes='function(slp-vectorizer)' -verify-each -slp-threshold=-99999 program.ll"));
+    assert!(readme.contains(
+        "ctos run program.ll --passes 'function(slp-vectorizer)' --verify-each --llvm-arg=-slp-threshold=-99999"
+    ));
+    // The README's own command reproduces the bug.
+    let (code, stdout, _) = ctos(&[
+        "run",
+        folder.join("program.ll").to_str().unwrap(),
+        "--passes",
+        "function(slp-vectorizer)",
+        "--llvm-arg=-slp-threshold=-99999",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("\"outcome\":\"invalid-ir\""), "{stdout}");
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["pairs"], 10);
+    assert_eq!(stats["bugs_by_kind"]["invalid-ir"], 1);
+}
+
+#[test]
+fn an_interrupted_campaign_resumes_without_losing_or_redoing_pairs() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    std::fs::copy(root().join("tests/data/csmith-12345.c"), programs.join("p.c")).unwrap();
+    let out = work.path().join("campaign");
+    let campaign = |extra: &[&str]| {
+        let mut args = vec!["fuzz", "--programs", programs.to_str().unwrap(), "-j", "2", "--seq-select", "24"];
+        args.extend_from_slice(&["--seq-pool", "200", "--seq-len", "20..40", "--iterations", "1"]);
+        args.extend_from_slice(extra);
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ctos"))
+        .args(campaign(&["--out", out.to_str().unwrap()]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it (no chance to clean up) once some pairs, but not all, are committed.
+    let start = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let pairs = if out.join("campaign.sqlite").exists() { pairs_in(&out) } else { 0 };
+        if pairs >= 4 {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "the campaign made no progress");
+        assert!(child.try_wait().unwrap().is_none(), "the campaign ended before it could be interrupted");
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = pairs_in(&out);
+    assert!(before < 24, "killed too late to test anything ({before} pairs)");
+    let (code, _, stderr) = ctos(&["fuzz", "--resume", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(pairs_in(&out), 24, "every pair exactly once (the store's key forbids repeats)");
+    // Starting over in a campaign folder is refused, not silently mixed.
+    let (code, _, stderr) =
+        ctos(&campaign(&["--out", out.to_str().unwrap()]).iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--resume"), "{stderr}");
+}
