@@ -11,6 +11,7 @@ pub mod embed;
 pub mod llvm;
 pub mod localize;
 pub mod oracle;
+pub mod program;
 pub mod sandbox;
 pub mod select;
 pub mod seq;
