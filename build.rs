@@ -53,6 +53,8 @@ fn main() {
     println!("cargo:rerun-if-changed=data/llvm-lib-dirs.tsv");
     println!("cargo:rerun-if-changed={}", libdir.display());
 
+    compile_shim(major);
+
     let dirs_text = std::fs::read_to_string("data/llvm-lib-dirs.tsv").expect("data/llvm-lib-dirs.tsv");
     let known: HashMap<String, String> = dirs_text
         .lines()
@@ -95,6 +97,25 @@ fn main() {
         w.write_all(&hash.to_le_bytes()).unwrap();
         w.write_all(&value.to_le_bytes()).unwrap();
     }
+}
+
+/// src/llvm/shim.cpp against the headers of the LLVM we link, with its own clang++ and
+/// LLVM's flags (no RTTI, no exceptions).
+fn compile_shim(major: u32) {
+    println!("cargo:rerun-if-changed=src/llvm/shim.cpp");
+    cc::Build::new()
+        .cpp(true)
+        .compiler(format!("/usr/lib/llvm-{major}/bin/clang++"))
+        .include(format!("/usr/lib/llvm-{major}/include"))
+        .flag("-std=c++17")
+        .flag("-fno-exceptions")
+        .flag("-fno-rtti")
+        .flag("-w")
+        .define("__STDC_CONSTANT_MACROS", None)
+        .define("__STDC_FORMAT_MACROS", None)
+        .define("__STDC_LIMIT_MACROS", None)
+        .file("src/llvm/shim.cpp")
+        .compile("ctos_llvm_shim");
 }
 
 fn scan_archive(

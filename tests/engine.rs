@@ -111,7 +111,7 @@ fn a_crash_reports_its_signal_and_llvm_frames() {
 
 #[test]
 fn a_pass_that_breaks_the_ir_is_invalid_ir_with_and_without_verify_each() {
-    for extra in [None, Some("--verify-each")] {
+    for extra in [None, Some("--verify-each"), Some("--verify-each=every")] {
         let mut args = vec![csmith(), "-p".into(), "trigger-verifier-error".into()];
         args.extend(extra.map(String::from));
         let lines = run_json(&args.iter().map(String::as_str).collect::<Vec<_>>());
@@ -273,6 +273,24 @@ mod llvm22_bugs {
         assert!(lines[0]["message"].as_str().unwrap().contains("Instruction does not dominate all uses"));
         let without_flag = run_json(&[&bug("191714", "repro.ll"), "-p", "slp-vectorizer"]);
         assert_eq!(without_flag[0]["outcome"], "ok");
+    }
+
+    #[test]
+    fn verifying_after_changing_passes_catches_what_verifying_after_every_pass_does() {
+        let mut messages = Vec::new();
+        for mode in ["--verify-each=changed", "--verify-each=every"] {
+            let lines = run_json(&[
+                &bug("191714", "repro.ll"),
+                "-p",
+                "lower-expect,slp-vectorizer,instcombine,simplifycfg",
+                "--llvm-arg=-slp-threshold=-99999",
+                mode,
+            ]);
+            assert_eq!(lines[0]["outcome"], "invalid-ir", "{mode}: {}", lines[0]);
+            messages.push(lines[0]["message"].as_str().unwrap().to_string());
+        }
+        assert_eq!(messages[0], messages[1]);
+        assert!(messages[0].contains("after pass \"SLPVectorizerPass\""), "{}", messages[0]);
     }
 
     #[test]

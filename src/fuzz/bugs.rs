@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result};
 use super::pairs::{detail_of, load, reference_run, FailureDetail};
 use super::store::{now, BugRow, FailureRow, ProgramRow};
 use super::Campaign;
-use crate::llvm::IrModule;
+use crate::llvm::{IrModule, VerifyEach};
 use crate::oracle::{bug_key, Failure, FailureKind};
 use crate::sandbox::{ExecMode, Execution, JobSpec, Pool, Run};
 use crate::seq::random::{contains_ordered, with_preconditions};
@@ -166,7 +166,7 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run) -> String {
     let major = crate::llvm::version().0;
     let args: String = c.config.llvm_args.iter().map(|a| format!(" {a}")).collect();
     let ctos_args: String = c.config.llvm_args.iter().map(|a| format!(" --llvm-arg={a}")).collect();
-    let verify = if c.config.verify_each { " -verify-each" } else { "" };
+    let verify = if c.config.verify_each == VerifyEach::Off { "" } else { " -verify-each" };
     let pipeline = shell_quote(&bug.reduced);
     let mut text = format!(
         "# {} in `{}`\n\n{}\n\nFound by `ctos fuzz` on LLVM {} (campaign seed {}, selection {:?}).\n\
@@ -196,7 +196,11 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run) -> String {
         text.push_str(&format!("opt-{major} -passes={pipeline}{verify}{args} program.ll -disable-output\n"));
     }
     let exec = if failure.kind == FailureKind::WrongCode { " --exec" } else { "" };
-    let ctos_verify = if c.config.verify_each { " --verify-each" } else { "" };
+    let ctos_verify = match c.config.verify_each {
+        VerifyEach::Off => "",
+        VerifyEach::Changed => " --verify-each",
+        VerifyEach::Every => " --verify-each=every",
+    };
     text.push_str(&format!(
         "```\n\nWith ctos:\n\n```sh\nctos run program.ll --passes {pipeline}{ctos_verify}{exec}{ctos_args}\n```\n\n\
          `original.txt` is the failing sequence before reduction, `outcome.json` the failure as recorded.\n"

@@ -19,7 +19,7 @@ use crate::sandbox::{ExecMode, JobSpec, Limits, Pool};
 pub struct Interesting {
     pub failure: Failure,
     pub pipeline: String,
-    pub verify_each: bool,
+    pub verify_each: crate::llvm::VerifyEach,
     pub llvm_args: Vec<String>,
     pub limits: Limits,
 }
@@ -64,9 +64,8 @@ impl Interesting {
             "--exec-timeout".into(),
             self.limits.exec_timeout.as_secs_f64().to_string(),
         ];
-        if self.verify_each {
-            parts.push("--verify-each".into());
-        }
+        let mode = serde_json::to_value(self.verify_each).ok().and_then(|v| v.as_str().map(str::to_string));
+        parts.push(format!("--verify-each={}", mode.unwrap_or_default()));
         parts.extend(self.llvm_args.iter().map(|a| q(&format!("--llvm-arg={a}"))));
         parts.push(program.into());
         parts.join(" ")

@@ -61,7 +61,7 @@ pub struct CampaignConfig {
     pub exec_timeout: f64,
     pub memory_mib: u64,
     pub llvm_args: Vec<String>,
-    pub verify_each: bool,
+    pub verify_each: crate::llvm::VerifyEach,
     pub nesting: Nesting,
     pub reduce_programs: bool,
     /// Seconds cvise may spend on one bug's program.
@@ -93,7 +93,7 @@ impl Default for CampaignConfig {
             exec_timeout: 10.0,
             memory_mib: 4096,
             llvm_args: Vec::new(),
-            verify_each: true,
+            verify_each: crate::llvm::VerifyEach::Changed,
             nesting: Nesting::Grouped,
             reduce_programs: false,
             reduce_programs_seconds: default_cvise_seconds(),

@@ -8,12 +8,36 @@ use std::path::Path;
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
-use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, RelocMode, Target, TargetMachine, TargetTriple};
 use inkwell::OptimizationLevel;
 use serde::{Deserialize, Serialize};
 
 use super::frontend::CFrontend;
+
+/// When the verifier runs during a pipeline (it always runs once after it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+#[repr(i32)]
+pub enum VerifyEach {
+    /// Only after the whole pipeline.
+    #[default]
+    Off = 0,
+    /// After every pass that reports a change: what verify-each can detect, without
+    /// re-verifying IR a pass left alone (most of verify-each's cost on long sequences).
+    Changed = 1,
+    /// After every pass, as `opt -verify-each`.
+    Every = 2,
+}
+
+extern "C" {
+    // src/llvm/shim.cpp
+    fn ctos_run_passes(
+        module: inkwell::llvm_sys::prelude::LLVMModuleRef,
+        passes: *const std::ffi::c_char,
+        machine: inkwell::llvm_sys::target_machine::LLVMTargetMachineRef,
+        verify: i32,
+    ) -> inkwell::llvm_sys::error::LLVMErrorRef;
+}
 
 /// Which target to optimize for. Defaults match `opt`: the module's triple (the host's
 /// when it names none) and a generic CPU, so `opt-22` reproduces what we report.
@@ -136,16 +160,21 @@ impl IrModule {
     }
 
     /// Run a new-PM pipeline. `Err` only when LLVM rejects the text; everything else LLVM
-    /// does wrong (crash, fatal error, broken IR under verify-each) ends the process.
-    pub fn run_pipeline(&mut self, pipeline: &str, verify_each: bool) -> Result<(), String> {
-        let options = PassBuilderOptions::create();
-        options.set_verify_each(verify_each);
-        // What `opt` uses, so its `-passes=default<O3>` and ours are the same pipeline.
-        options.set_loop_vectorization(true);
-        options.set_loop_slp_vectorization(true);
-        options.set_loop_interleaving(true);
-        options.set_loop_unrolling(true);
-        self.module.run_passes(pipeline, &self.machine, options).map_err(|e| e.to_string())
+    /// does wrong (crash, fatal error, broken IR under verification) ends the process.
+    pub fn run_pipeline(&mut self, pipeline: &str, verify: VerifyEach) -> Result<(), String> {
+        let text = std::ffi::CString::new(pipeline).map_err(|_| "NUL in the pipeline text".to_string())?;
+        let error = unsafe {
+            ctos_run_passes(self.module.as_mut_ptr(), text.as_ptr(), self.machine.as_mut_ptr(), verify as i32)
+        };
+        if error.is_null() {
+            return Ok(());
+        }
+        unsafe {
+            let message = inkwell::llvm_sys::error::LLVMGetErrorMessage(error);
+            let text = std::ffi::CStr::from_ptr(message).to_string_lossy().into_owned();
+            inkwell::llvm_sys::error::LLVMDisposeErrorMessage(message);
+            Err(text)
+        }
     }
 
     /// The verifier's complaint, if the module is broken.

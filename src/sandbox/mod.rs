@@ -48,7 +48,7 @@ pub enum ExecMode {
 #[derive(Debug, Clone)]
 pub struct JobSpec {
     pub pipeline: String,
-    pub verify_each: bool,
+    pub verify_each: crate::llvm::VerifyEach,
     pub emit_ir: bool,
     pub exec: ExecMode,
     /// Let the pool's [`Observer`] watch this child (compiler coverage).
@@ -58,7 +58,7 @@ pub struct JobSpec {
 impl JobSpec {
     /// Optimize only: no execution, no IR text, no observer.
     pub fn optimize(pipeline: impl Into<String>) -> JobSpec {
-        JobSpec { pipeline: pipeline.into(), verify_each: false, emit_ir: false, exec: ExecMode::Never, observe: false }
+        JobSpec { pipeline: pipeline.into(), verify_each: Default::default(), emit_ir: false, exec: ExecMode::Never, observe: false }
     }
 }
 

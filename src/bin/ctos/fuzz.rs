@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 use ctos::fuzz::{self, CampaignConfig, RunOptions, Selection};
+use ctos::llvm::VerifyEach;
 use ctos::program::Generator;
 use ctos::seq::Nesting;
 
@@ -76,9 +77,10 @@ pub struct FuzzArgs {
     /// An LLVM option for every run (repeatable), e.g. --llvm-arg=-slp-threshold=-50.
     #[arg(long = "llvm-arg", value_name = "FLAG", allow_hyphen_values = true)]
     llvm_args: Vec<String>,
-    /// Verify only after the whole sequence, not after every pass.
-    #[arg(long)]
-    no_verify_each: bool,
+    /// Verify after each pass that changed the IR (changed), after every pass like
+    /// `opt -verify-each` (every), or only after the whole sequence (off).
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "changed")]
+    verify_each: VerifyEach,
     /// How bare passes share adaptors.
     #[arg(long, value_enum, default_value_t = Nesting::Grouped)]
     nesting: Nesting,
@@ -162,7 +164,7 @@ pub fn main(args: FuzzArgs) -> Result<ExitCode> {
         exec_timeout: args.exec_timeout,
         memory_mib: args.memory,
         llvm_args: args.llvm_args.clone(),
-        verify_each: !args.no_verify_each,
+        verify_each: args.verify_each,
         nesting: args.nesting,
         reduce_programs: args.reduce_programs,
         reduce_programs_seconds: args.reduce_programs_time,
@@ -183,8 +185,8 @@ pub struct InterestingArgs {
     signature: String,
     #[arg(long, allow_hyphen_values = true)]
     passes: String,
-    #[arg(long)]
-    verify_each: bool,
+    #[arg(long, value_enum, default_value = "off")]
+    verify_each: VerifyEach,
     #[arg(long = "llvm-arg", allow_hyphen_values = true)]
     llvm_args: Vec<String>,
     #[arg(long, default_value_t = 30.0)]

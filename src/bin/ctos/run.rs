@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _, Result};
 use ctos::cli::{load_input, validate, InputArgs, LimitArgs};
 use ctos::coverage::{Coverage, Granularity, Summary};
+use ctos::llvm::VerifyEach;
 use ctos::sandbox::{run_batch, signal_name, BatchItem, ExecMode, ExecStatus, Execution, JobSpec, Pool, Run};
 use ctos::seq::{Catalog, Nesting, RenderOptions, Sequence};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -35,9 +36,10 @@ pub struct RunArgs {
     /// Write each optimized module to DIR/<index>.ll.
     #[arg(long, value_name = "DIR")]
     emit_ir: Option<PathBuf>,
-    /// Run the verifier after every pass (like opt -verify-each), not only at the end.
-    #[arg(long)]
-    verify_each: bool,
+    /// Also verify during the pipeline: after each pass that changed the IR (changed, the
+    /// default of a bare --verify-each), or after every pass like opt -verify-each (every).
+    #[arg(long, value_enum, value_name = "WHEN", num_args = 0..=1, default_value = "off", default_missing_value = "changed", require_equals = true)]
+    verify_each: VerifyEach,
     /// How bare passes share adaptors.
     #[arg(long, value_enum, default_value_t = Nesting::Grouped)]
     nesting: Nesting,
