@@ -41,10 +41,10 @@ const FEATURES: &[&str] = &[
     "volatile-pointers",
 ];
 
-/// Probabilities csmith uses as "once more?" coins (another struct type, another pointer
-/// dereference, another array variable, another volatile): at or near 100 generation
-/// never ends. Measured with csmith 2.3.0 over 8 seeds: 100 hangs for every seed for the
-/// first two, 99 and 90 still hang some seeds, 80 hung none.
+/// Probabilities near which csmith 2.3.0 stops terminating; the first two are "once more?"
+/// coins (another struct type, another dereference), so 100 never stops. Each alone at 100,
+/// other settings default: 5, 4, 1 and 1 of 5 seeds hung; at 99 or 90 some of 8 seeds
+/// still hung; at 80 none did.
 const REPEATING: &[&str] =
     &["more_struct_union_type_prob", "select_deref_pointer_prob", "new_array_var_prob", "regular_volatile_prob"];
 const REPEATING_MAX: u32 = 80;
