@@ -190,8 +190,10 @@ fn main() {
                 index,
                 job: JobSpec { verify_each: verify, exec: ExecMode::Always, ..JobSpec::optimize(s.clone()) },
             });
-            run_batch_cached(&mut pool, &mut module, items, &mut ExecCache::default(), |_, run| b.add(p, &run, &reference))
-                .unwrap();
+            run_batch_cached(&mut pool, &mut module, items, &mut ExecCache::default(), |_, run| {
+                b.add(p, &run, &reference)
+            })
+            .unwrap();
         }
         match verify {
             VerifyEach::Changed => {
@@ -212,7 +214,13 @@ fn main() {
     );
     println!("{:<44} {:>8} {:>10} {:>10}", "", "pairs", "seconds", "pairs/s");
     println!("{:<44} {:>8} {:>10.1} {:>10.2}", "ctos (verify after changing passes)", pairs, ours, pairs as f64 / ours);
-    println!("{:<44} {:>8} {:>10.1} {:>10.2}", "ctos (verify after every pass, as opt)", pairs, every_seconds, pairs as f64 / every_seconds);
+    println!(
+        "{:<44} {:>8} {:>10.1} {:>10.2}",
+        "ctos (verify after every pass, as opt)",
+        pairs,
+        every_seconds,
+        pairs as f64 / every_seconds
+    );
     println!(
         "{:<44} {:>8} {:>10.1} {:>10.2}",
         "baseline (opt -verify-each, clang, exe)",

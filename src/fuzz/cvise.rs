@@ -44,7 +44,10 @@ impl Interesting {
             return Ok(false);
         }
         let exec = if reference.is_some() { ExecMode::Always } else { ExecMode::Never };
-        let run = pool.run_one(&mut module, &JobSpec { verify_each: self.verify_each, exec, ..JobSpec::optimize(&self.pipeline) })?;
+        let run = pool.run_one(
+            &mut module,
+            &JobSpec { verify_each: self.verify_each, exec, ..JobSpec::optimize(&self.pipeline) },
+        )?;
         Ok(Failure::of(&run, reference.as_ref()).is_some_and(|f| self.failure.matches(&f)))
     }
 

@@ -79,7 +79,12 @@ pub(super) fn test_iteration(c: &mut Campaign, iteration: i64) -> Result<bool> {
 
 /// The reference execution of `program` (from the store, or run now), or None when the
 /// program has no `main`: then only the optimizer is judged. `Err` skips the program.
-fn reference_of(c: &Campaign, program: &ProgramRow, module: &mut IrModule, pool: &mut Pool) -> Result<Option<Execution>, String> {
+fn reference_of(
+    c: &Campaign,
+    program: &ProgramRow,
+    module: &mut IrModule,
+    pool: &mut Pool,
+) -> Result<Option<Execution>, String> {
     if !module.has_main() {
         return Ok(None);
     }
@@ -153,7 +158,13 @@ fn record_pair(
     store.save_pair(program, sequence, run.outcome.as_str(), hash.as_deref(), exec.as_deref(), millis)?;
     // Wrong code waits for the vote over all of the program's pairs.
     if let Some(f) = Failure::of(run, reference).filter(|f| f.kind != FailureKind::WrongCode) {
-        store.add_failure(program, sequence, f.kind.as_str(), &f.signature, &serde_json::to_string(&detail_of(run))?)?;
+        store.add_failure(
+            program,
+            sequence,
+            f.kind.as_str(),
+            &f.signature,
+            &serde_json::to_string(&detail_of(run))?,
+        )?;
     }
     Ok(())
 }
@@ -175,7 +186,11 @@ fn vote(c: &mut Campaign, program: i64, reference: &Execution) -> Result<()> {
     let plurality = counts.iter().max_by_key(|(_, n)| **n);
     if let Some((key, n)) = plurality {
         if *key != reference_key && 2 * n > executions.len() {
-            c.store.set_program_status(program, "suspect: most optimized runs disagree with the unoptimized one", None)?;
+            c.store.set_program_status(
+                program,
+                "suspect: most optimized runs disagree with the unoptimized one",
+                None,
+            )?;
             return Ok(());
         }
     }

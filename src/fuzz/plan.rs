@@ -50,12 +50,8 @@ fn plan_sequences(c: &Campaign, iteration: i64) -> Result<Vec<String>> {
             .map(|l| Ok(render_with(&Sequence::parse_with(l, &c.catalog, &render)?, &c.catalog, &render)?))
             .collect();
     }
-    let pool: Vec<_> = c
-        .catalog
-        .set(&c.config.pass_set)?
-        .into_iter()
-        .filter(|p| c.catalog.unsafe_reason(&p.name).is_none())
-        .collect();
+    let pool: Vec<_> =
+        c.catalog.set(&c.config.pass_set)?.into_iter().filter(|p| c.catalog.unsafe_reason(&p.name).is_none()).collect();
     let exclude: Vec<Vec<&str>> = c.config.exclude.iter().map(|e| e.split_whitespace().collect()).collect();
     let mut rng = ChaCha8Rng::seed_from_u64(derive(c.config.seed, iteration, 1));
     let mut candidates = Vec::with_capacity(c.config.seq_pool);
@@ -116,7 +112,8 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
         let Ok(bitcode) = frontend.compile(tmp.path()) else { continue };
         let Ok(module) = IrModule::from_bytes(&bitcode, &name, &TargetSpec::default()) else { continue };
         let (source, ir) = store_program(&c.dir, &name, Some(&g.source), &bitcode)?;
-        let origin = serde_json::json!({ "generator": c.config.generator, "seed": g.seed, "csmith_args": g.csmith_args });
+        let origin =
+            serde_json::json!({ "generator": c.config.generator, "seed": g.seed, "csmith_args": g.csmith_args });
         let row = ProgramRow { id: 0, iteration, name, origin: origin.to_string(), source, ir, status: String::new() };
         pool.push((row, module.function_cfgs()));
     }
@@ -136,8 +133,10 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
         if chosen.len() >= c.config.prog_select {
             break;
         }
-        let sources: Vec<PathBuf> =
-            chunk.iter().map(|&i| c.dir.join(pool[i].0.source.as_deref().expect("generated programs have C"))).collect();
+        let sources: Vec<PathBuf> = chunk
+            .iter()
+            .map(|&i| c.dir.join(pool[i].0.source.as_deref().expect("generated programs have C")))
+            .collect();
         for (&i, verdict) in chunk.iter().zip(screen_many(&sources, &screen, c.jobs)) {
             if matches!(verdict, Screening::Clean { .. }) && chosen.len() < c.config.prog_select {
                 chosen.push(pool[i].0.clone());
@@ -162,7 +161,8 @@ fn user_programs(c: &Campaign, dir: &Path, iteration: i64, frontend: &CFrontend)
         let name = format!("i{iteration:03}-u{k:03}");
         let module = IrModule::load(file, frontend, &TargetSpec::default())
             .with_context(|| format!("loading {}", file.display()))?;
-        let source = if file.extension().is_some_and(|e| e == "c") { Some(std::fs::read_to_string(file)?) } else { None };
+        let source =
+            if file.extension().is_some_and(|e| e == "c") { Some(std::fs::read_to_string(file)?) } else { None };
         let bitcode = module.bitcode();
         let (source, ir) = store_program(&c.dir, &name, source.as_deref(), &bitcode)?;
         let origin = serde_json::json!({ "file": file });

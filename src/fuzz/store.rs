@@ -98,9 +98,11 @@ impl Store {
     pub fn open_iteration(&self) -> Result<Option<i64>> {
         Ok(self
             .db
-            .query_row("SELECT iteration FROM iterations WHERE state != 'finished' ORDER BY iteration LIMIT 1", [], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT iteration FROM iterations WHERE state != 'finished' ORDER BY iteration LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
             .optional()?)
     }
 

@@ -200,7 +200,9 @@ pub fn bug_key(failure: &Failure, reduced: &Sequence, frames: &[String]) -> (Str
         FailureKind::Crash if !frames.is_empty() => {
             format!("{kind}|{}", frames.iter().take(3).cloned().collect::<Vec<_>>().join(" < "))
         }
-        FailureKind::Crash | FailureKind::Fatal | FailureKind::InvalidIr => format!("{kind}|{last}|{}", failure.signature),
+        FailureKind::Crash | FailureKind::Fatal | FailureKind::InvalidIr => {
+            format!("{kind}|{last}|{}", failure.signature)
+        }
         FailureKind::Timeout | FailureKind::Oom => format!("{kind}|{last}"),
         FailureKind::Codegen => format!("{kind}|{}", failure.signature),
         FailureKind::WrongCode => {

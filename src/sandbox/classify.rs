@@ -82,7 +82,11 @@ pub(super) fn classify(
         stderr: String::new(),
         opt_millis: e.opt_millis.unwrap_or(total_millis),
         trace: None,
-        timing: e.opt_done.as_ref().map(|d| Timing { passes: d.pass_millis, verify: d.verify_millis, hash: d.hash_millis }),
+        timing: e.opt_done.as_ref().map(|d| Timing {
+            passes: d.pass_millis,
+            verify: d.verify_millis,
+            hash: d.hash_millis,
+        }),
     };
 
     if let Some(message) = e.pipeline_error {

@@ -58,7 +58,13 @@ pub struct JobSpec {
 impl JobSpec {
     /// Optimize only: no execution, no IR text, no observer.
     pub fn optimize(pipeline: impl Into<String>) -> JobSpec {
-        JobSpec { pipeline: pipeline.into(), verify_each: Default::default(), emit_ir: false, exec: ExecMode::Never, observe: false }
+        JobSpec {
+            pipeline: pipeline.into(),
+            verify_each: Default::default(),
+            emit_ir: false,
+            exec: ExecMode::Never,
+            observe: false,
+        }
     }
 }
 
