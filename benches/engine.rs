@@ -15,24 +15,11 @@ use std::time::Instant;
 
 use ctos::llvm::{CFrontend, IrModule, TargetSpec};
 use ctos::sandbox::{JobSpec, Limits, Outcome, Pool};
-use ctos::seq::random::random_flat;
 use ctos::seq::Catalog;
-use rand::SeedableRng;
-use rand_chacha::ChaCha8Rng;
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
+mod common;
 
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
+use common::{env_or, median, random_pipelines};
 
 fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -51,15 +38,7 @@ fn main() {
     let mut module = IrModule::load(&bitcode, &frontend, &TargetSpec::default()).unwrap();
 
     let catalog = Catalog::for_llvm(major).unwrap();
-    let pool_passes: Vec<_> = catalog
-        .set("ctos")
-        .unwrap()
-        .into_iter()
-        .filter(|p| catalog.unsafe_reason(&p.name).is_none() && p.name != "require")
-        .collect();
-    let mut rng = ChaCha8Rng::seed_from_u64(2026);
-    let pipelines: Vec<String> =
-        (0..n_pipelines).map(|_| random_flat(&mut rng, &pool_passes, 20).render(&catalog).unwrap()).collect();
+    let pipelines = random_pipelines(&catalog, n_pipelines, 20);
 
     let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
     let out_bc = dir.path().join("out.bc");

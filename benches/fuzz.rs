@@ -21,9 +21,9 @@ use ctos::seq::Catalog;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-fn env_or(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
+mod common;
+
+use common::{ctos_passes, env_or};
 
 /// One pair of the baseline: three processes in a row.
 struct Pair {
@@ -153,8 +153,7 @@ fn main() {
         })
         .collect();
 
-    let pool_passes: Vec<_> =
-        catalog.set("ctos").unwrap().into_iter().filter(|p| catalog.unsafe_reason(&p.name).is_none()).collect();
+    let pool_passes = ctos_passes(&catalog);
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
     let pipelines: Vec<String> = (0..n_sequences)
         .map(|_| {

@@ -62,13 +62,8 @@ impl BugResult {
 #[derive(Debug, Serialize)]
 pub struct StrategySummary {
     pub strategy: Strategy,
-    pub bugs: usize,
-    pub top1: usize,
-    pub top5: usize,
-    pub top10: usize,
-    pub top20: usize,
-    pub mfr: f64,
-    pub mar: f64,
+    #[serde(flatten)]
+    pub metrics: Metrics,
     pub evaluations_per_second: f64,
     pub median_seconds_to_ranking: f64,
 }
@@ -76,7 +71,7 @@ pub struct StrategySummary {
 pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
     let mine: Vec<&BugResult> = results.iter().filter(|r| r.strategy == strategy).collect();
     let (ranks, worst): (Vec<_>, Vec<_>) = mine.iter().filter_map(|r| r.median_ranks()).unzip();
-    let Metrics { top1, top5, top10, top20, mfr, mar, bugs } = metrics(&ranks, &worst);
+    let metrics = metrics(&ranks, &worst);
     let attempts: Vec<&Attempt> = mine
         .iter()
         .filter_map(|r| match &r.outcome {
@@ -91,13 +86,7 @@ pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
     totals.sort_by(f64::total_cmp);
     StrategySummary {
         strategy,
-        bugs,
-        top1,
-        top5,
-        top10,
-        top20,
-        mfr,
-        mar,
+        metrics,
         evaluations_per_second: if secs > 0.0 { evals as f64 / secs } else { 0.0 },
         median_seconds_to_ranking: totals.get(totals.len() / 2).copied().unwrap_or(0.0),
     }

@@ -42,8 +42,8 @@ pub struct Catalog {
     sets: BTreeMap<String, Vec<String>>,
     /// Set members that do not exist in this LLVM version, with the set they came from.
     pub missing_from_sets: Vec<(String, String)>,
-    /// Pass name -> the pass that must run right before it.
-    preconditions: HashMap<String, Pass>,
+    /// Pass name -> the passes that must run right before it, in order.
+    preconditions: HashMap<String, Vec<Pass>>,
 }
 
 const LLVM22_TSV: &str = include_str!("../../passes/llvm22.tsv");
@@ -126,7 +126,8 @@ impl Catalog {
             preconditions: data_lines(PRECONDITIONS)
                 .filter_map(|l| {
                     let mut cols = l.split('\t');
-                    Some((cols.next()?.to_string(), Pass::new(cols.next()?)))
+                    let pass = cols.next()?.to_string();
+                    Some((pass, cols.next()?.split(',').map(Pass::new).collect()))
                 })
                 .collect(),
         };
@@ -213,9 +214,9 @@ impl Catalog {
             .collect())
     }
 
-    /// The pass that must run right before `name`, if any (`passes/preconditions.tsv`).
-    pub fn precondition(&self, name: &str) -> Option<&Pass> {
-        self.preconditions.get(name)
+    /// The passes that must run right before `name`, in order (`passes/preconditions.tsv`).
+    pub fn preconditions(&self, name: &str) -> &[Pass] {
+        self.preconditions.get(name).map_or(&[], Vec::as_slice)
     }
 
     /// The closest known names, best first: for "unknown pass" errors.

@@ -17,16 +17,19 @@ pub fn random_flat_between<R: Rng + ?Sized>(rng: &mut R, pool: &[Pass], min: usi
     random_flat(rng, pool, len)
 }
 
-/// `seq` with every pass that has a precondition (`structurizecfg`) preceded by the pass
-/// it needs (`lower-switch`), unless that pass is already right before it.
+/// `seq` with every pass that has preconditions (`structurizecfg`) preceded by the passes
+/// it needs (`lower-switch,fix-irreducible,unify-loop-exits`), unless they are right
+/// before it already.
 pub fn with_preconditions(seq: &Sequence, catalog: &Catalog) -> Sequence {
     let mut out: Vec<Item> = Vec::with_capacity(seq.items.len());
     for item in &seq.items {
         if let Item::Pass(p) = item {
-            if let Some(before) = catalog.precondition(&p.name) {
-                if !matches!(out.last(), Some(Item::Pass(last)) if last.name == before.name) {
-                    out.push(Item::Pass(before.clone()));
-                }
+            let needed = catalog.preconditions(&p.name);
+            let tail = out.len().saturating_sub(needed.len());
+            let present = out.len() >= needed.len()
+                && out[tail..].iter().zip(needed).all(|(i, n)| matches!(i, Item::Pass(q) if q.name == n.name));
+            if !present {
+                out.extend(needed.iter().cloned().map(Item::Pass));
             }
         }
         out.push(item.clone());

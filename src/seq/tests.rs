@@ -175,9 +175,14 @@ fn reduction_walks_into_adaptors_and_drops_empty_ones() {
 fn preconditions_are_inserted_once_and_patterns_match_whole_names_in_order() {
     use super::random::{contains_ordered, with_preconditions};
     let c = catalog();
-    let seq = Sequence::parse("sroa,structurizecfg,lower-switch,structurizecfg", &c).unwrap();
+    let seq = Sequence::parse("sroa,structurizecfg,lower-switch,fix-irreducible,unify-loop-exits,structurizecfg", &c)
+        .unwrap();
     let fixed = with_preconditions(&seq, &c);
-    assert_eq!(fixed.render(&c).unwrap(), "function(sroa,lower-switch,structurizecfg,lower-switch,structurizecfg)");
+    assert_eq!(
+        fixed.render(&c).unwrap(),
+        "function(sroa,lower-switch,fix-irreducible,unify-loop-exits,structurizecfg,\
+         lower-switch,fix-irreducible,unify-loop-exits,structurizecfg)"
+    );
     let seq = Sequence::parse("newgvn,licm,early-cse<memssa>,gvn-hoist,gvn", &c).unwrap();
     assert!(contains_ordered(&seq, &["licm", "gvn"]));
     assert!(contains_ordered(&seq, &["early-cse<memssa>", "gvn"]));

@@ -123,13 +123,13 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         println!(
             "{:<10} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7.2} {:>7.2} {:>8.1} {:>9.1}",
             format!("{:?}", s.strategy).to_lowercase(),
-            s.bugs,
-            s.top1,
-            s.top5,
-            s.top10,
-            s.top20,
-            s.mfr,
-            s.mar,
+            s.metrics.bugs,
+            s.metrics.top1,
+            s.metrics.top5,
+            s.metrics.top10,
+            s.metrics.top20,
+            s.metrics.mfr,
+            s.metrics.mar,
             s.evaluations_per_second,
             s.median_seconds_to_ranking
         );

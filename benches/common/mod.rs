@@ -1,0 +1,40 @@
+// Each benchmark uses its own part of this module.
+#![allow(dead_code)]
+
+//! What the benchmarks share: statistics, knobs, and the random pipelines they time.
+
+use ctos::seq::random::random_flat;
+use ctos::seq::{Catalog, Pass};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+pub fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// The `ctos` set without unsafe passes and without analysis-only `require<…>` entries.
+pub fn ctos_passes(catalog: &Catalog) -> Vec<Pass> {
+    catalog
+        .set("ctos")
+        .unwrap()
+        .into_iter()
+        .filter(|p| catalog.unsafe_reason(&p.name).is_none() && p.name != "require")
+        .collect()
+}
+
+/// `n` random `len`-pass pipelines from the `ctos` set, the same in every run.
+pub fn random_pipelines(catalog: &Catalog, n: usize, len: usize) -> Vec<String> {
+    let pool = ctos_passes(catalog);
+    let mut rng = ChaCha8Rng::seed_from_u64(2026);
+    (0..n).map(|_| random_flat(&mut rng, &pool, len).render(catalog).unwrap()).collect()
+}
