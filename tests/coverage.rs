@@ -122,8 +122,8 @@ fn blocks_cover_more_elements_than_functions_in_the_same_files() {
     assert!(blocks.files.len().abs_diff(functions.files.len()) <= 2);
 }
 
-/// Runs of one pipeline differ by a few elements: one-time initialisation that one child
-/// reaches and the next does not need. Measured here, printed with `--nocapture`.
+/// Runs of one pipeline differ by a few elements: code paths that depend on pointer values
+/// (DenseMap probing and growth vary with allocation addresses). Printed with `--nocapture`.
 #[test]
 fn the_same_pipeline_twice_gives_almost_the_same_spectrum() {
     let _turn = turn();

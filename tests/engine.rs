@@ -227,6 +227,19 @@ fn bad_input_is_a_one_line_error_and_a_nonzero_exit() {
     }
 }
 
+/// The reader of our output closed its end before we wrote (`ctos passes | head -0`).
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    for args in [vec!["passes".to_string()], vec!["run".into(), csmith(), "-p".into(), "sroa".into()]] {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_ctos")).args(&args).stdout(writer).output().expect("run ctos");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn coverage_lines_list_llvm_source_files_with_hits() {
     for granularity in ["files", "functions", "blocks"] {

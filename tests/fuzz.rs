@@ -29,6 +29,48 @@ fn pairs_in(dir: &Path) -> i64 {
     report(dir)["pairs"].as_i64().unwrap()
 }
 
+/// `--reduce-programs` runs the real cvise with `ctos interesting` as its test: the C
+/// program shrinks and still fails the same way (LICM without MemorySSA aborts on any loop).
+#[test]
+fn reduce_programs_shrinks_the_c_program_with_cvise() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    let original = root().join("examples/sum.c");
+    std::fs::copy(&original, programs.join("sum.c")).unwrap();
+    let sequences = work.path().join("sequences.txt");
+    std::fs::write(&sequences, "function(loop(licm))\n").unwrap();
+    let out = work.path().join("campaign");
+    let (code, _, stderr) = ctos(&[
+        "fuzz",
+        "--out",
+        out.to_str().unwrap(),
+        "--programs",
+        programs.to_str().unwrap(),
+        "--sequences",
+        sequences.to_str().unwrap(),
+        "--reduce-programs",
+        "--reduce-programs-time",
+        "15",
+        "--iterations",
+        "1",
+        "-j",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let bugs = report(&out)["bugs"].as_array().unwrap().clone();
+    assert_eq!(bugs.len(), 1, "{bugs:?}");
+    let folder = out.join(bugs[0]["dir"].as_str().unwrap());
+    let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+    assert!(!readme.contains("not reduced"), "{readme}");
+    let reduced = std::fs::read_to_string(folder.join("program.reduced.c")).expect("program.reduced.c");
+    assert!(reduced.len() < std::fs::metadata(&original).unwrap().len() as usize, "{reduced}");
+    let (code, stdout, _) =
+        ctos(&["run", folder.join("program.reduced.ll").to_str().unwrap(), "-p", "function(loop(licm))", "--json"]);
+    assert_eq!(code, 0);
+    assert!(stdout.contains("\"outcome\":\"fatal\""), "{stdout}");
+}
+
 #[cfg(feature = "llvm22")]
 #[test]
 fn a_known_failure_is_found_reduced_to_its_pass_and_reported_once() {

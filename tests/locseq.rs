@@ -194,4 +194,22 @@ mod llvm19 {
         assert!(i["reduced_passes"].as_u64().unwrap() <= 5, "{}", i["reduced"]);
         assert!(i["reduced"].as_str().unwrap().contains("constraint-elimination"));
     }
+
+    /// 121584 fires under every candidate that keeps `instcombine`: the constrained search
+    /// finds nothing bug-free, and the user is told so and what to try.
+    #[test]
+    fn a_search_without_bug_free_sequences_says_what_to_try() {
+        let report = isolate(&[
+            &bug("121584", "seq.txt"),
+            &bug("121584", "repro.ll"),
+            "--driver",
+            &bug("121584", "driver.ll"),
+            "--max-evals",
+            "60",
+        ]);
+        let i = &report["isolation"];
+        assert_eq!(i["stats"]["passing"], 0);
+        let notes = i["notes"].to_string();
+        assert!(notes.contains("no bug-free sequence found") && notes.contains("cga-wc"), "{notes}");
+    }
 }

@@ -143,3 +143,37 @@ pub fn validate(pool: &mut Pool, target: &TargetSpec, pipelines: &[String]) -> R
         None => Ok(()),
     }
 }
+
+/// `println!` that hands back the write error instead of panicking, so that a reader who
+/// closes the pipe (`ctos passes | head`) ends the program quietly through `?`.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// `print!` with the same contract as [`outln!`].
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// How a front door ends: errors are one line and status 2, except a closed pipe
+/// (`ctos run … | head`), which is the reader's choice, not an error.
+pub fn exit_with(result: Result<std::process::ExitCode>) -> std::process::ExitCode {
+    match result {
+        Ok(code) => code,
+        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) => {
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}

@@ -219,7 +219,17 @@ fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
         limits: c.config.limits(),
     };
     let budget = Duration::from_secs_f64(c.config.reduce_programs_seconds);
-    if let Some(reduced) = super::cvise::reduce_program(&dir.join("program.c"), &check, budget, c.jobs)? {
+    let reduced = match super::cvise::reduce_program(&dir.join("program.c"), &check, budget, c.jobs) {
+        Ok(reduced) => reduced,
+        // The bug and its reproducer stand without the smaller program: say why, go on.
+        Err(e) => {
+            let mut readme = std::fs::read_to_string(dir.join("README.md"))?;
+            readme.push_str(&format!("\nThe program was not reduced: {e:#}\n"));
+            std::fs::write(dir.join("README.md"), readme)?;
+            return Ok(());
+        }
+    };
+    if let Some(reduced) = reduced {
         let module = IrModule::load(&reduced, &crate::llvm::CFrontend::default(), &Default::default())?;
         std::fs::write(dir.join("program.reduced.ll"), module.ir_text())?;
         let mut readme = std::fs::read_to_string(dir.join("README.md"))?;

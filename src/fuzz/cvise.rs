@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result};
+use anyhow::{bail, Context as _, Result};
 
 use crate::cli::split_target_flags;
 use crate::llvm::{CFrontend, IrModule};
@@ -84,17 +84,27 @@ pub fn reduce_program(source: &Path, check: &Interesting, budget: Duration, jobs
     let script = work.path().join("interesting.sh");
     std::fs::write(&script, format!("#!/bin/sh\nexec {}\n", check.command_line(&ctos, "program.c")))?;
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    let log_path = work.path().join("cvise.log");
+    // cvise refuses a test case named with a folder, hence the bare name in its own folder.
     let mut child = Command::new("cvise")
         .args(["--n", &jobs.max(1).to_string(), "--timeout", "120"])
         .arg(&script)
-        .arg(&program)
+        .arg("program.c")
         .current_dir(work.path())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(&log_path)?)
         .spawn()
         .context("cannot run cvise (scripts/setup.sh installs it)")?;
     let started = Instant::now();
-    while child.try_wait()?.is_none() {
+    loop {
+        if let Some(status) = child.try_wait()? {
+            if !status.success() {
+                let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+                let last = log.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+                bail!("cvise failed ({status}): {last}");
+            }
+            break;
+        }
         if started.elapsed() >= budget {
             // cvise keeps the smallest interesting version in place as it goes.
             let _ = child.kill();

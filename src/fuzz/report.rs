@@ -75,10 +75,10 @@ fn duration(secs: i64) -> String {
 pub fn print_report(dir: &Path, json: bool) -> Result<()> {
     let r = campaign_report(dir)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        crate::outln!("{}", serde_json::to_string_pretty(&r)?)?;
         return Ok(());
     }
-    println!(
+    crate::outln!(
         "{}: LLVM {}, {} pairs, {} programs tested, {} failures, {} unique bugs\n",
         dir.display(),
         r.llvm_version,
@@ -86,25 +86,25 @@ pub fn print_report(dir: &Path, json: bool) -> Result<()> {
         r.programs_tested,
         r.failures,
         r.bugs.len()
-    );
+    )?;
     if r.bugs.is_empty() {
         return Ok(());
     }
-    println!("{:>4}  {:<11} {:<24} {:>5}  {:>10}  signature", "bug", "type", "pass", "count", "first seen");
+    crate::outln!("{:>4}  {:<11} {:<24} {:>5}  {:>10}  signature", "bug", "type", "pass", "count", "first seen")?;
     for b in &r.bugs {
         let mut signature = b.signature.clone();
         if signature.chars().count() > 70 {
             signature = signature.chars().take(69).collect::<String>() + "…";
         }
-        println!(
+        crate::outln!(
             "{:>4}  {:<11} {:<24} {:>5}  {:>10}  {signature}",
             b.id,
             b.kind,
             b.pass,
             b.count,
             duration(b.first_seen)
-        );
-        println!("{:>6}{}/  {}", "", b.dir, b.reduced);
+        )?;
+        crate::outln!("{:>6}{}/  {}", "", b.dir, b.reduced)?;
     }
     Ok(())
 }

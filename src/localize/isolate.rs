@@ -320,6 +320,16 @@ pub fn isolate(
     let result =
         search(&mut setup, genes, &table, opts.strategy, opts.ga, opts.budget, &mut rng, &mut |s| progress.search(s))?;
     let ranking = rank(&result.evidence, sites, opts.formula, opts.aggregate);
+    if result.stats.passing == 0 {
+        notes.push(format!(
+            "no bug-free sequence found, so every file the failing run covers ties; {}",
+            if opts.strategy.constrained() {
+                "every candidate keeps the failing passes: try --strategy cga-wc, which drops that constraint"
+            } else {
+                "try a longer --time"
+            }
+        ));
+    }
     let mut witnesses = result.witnesses;
     witnesses.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
     Ok(Isolation {

@@ -76,15 +76,5 @@ fn main() -> ExitCode {
                 .map(|_| ExitCode::SUCCESS)
         }
     };
-    match result {
-        Ok(code) => code,
-        // A closed pipe (`ctos run … | head`) is the reader's choice, not an error.
-        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) => {
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    ctos::cli::exit_with(result)
 }

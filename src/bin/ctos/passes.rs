@@ -34,7 +34,7 @@ pub fn main(args: PassesArgs) -> Result<ExitCode> {
             let line = serde_json::json!({
                 "name": name, "levels": levels, "params": params, "sets": sets, "unsafe": unsafe_reason,
             });
-            println!("{line}");
+            ctos::outln!("{line}")?;
         } else {
             let mut text = format!("{name:<40} {:<22}", levels.join(","));
             if !sets.is_empty() {
@@ -43,7 +43,7 @@ pub fn main(args: PassesArgs) -> Result<ExitCode> {
             if let Some(reason) = unsafe_reason {
                 text.push_str(&format!(" unsafe: {reason}"));
             }
-            println!("{}", text.trim_end());
+            ctos::outln!("{}", text.trim_end())?;
         }
     }
     Ok(ExitCode::SUCCESS)

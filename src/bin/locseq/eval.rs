@@ -86,41 +86,50 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
             "bugs": results,
             "summary": summaries,
         });
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        ctos::outln!("{}", serde_json::to_string_pretty(&report)?)?;
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    ctos::outln!(
         "LLVM {}, {} s of search per bug, {} repeat(s)\n",
         ctos::llvm::version_string(),
         args.search.time,
         args.repeat
-    );
-    print!("{:<8} {:<11}", "bug", "type");
+    )?;
+    ctos::out!("{:<8} {:<11}", "bug", "type")?;
     for s in &strategies {
-        print!(" {:>14}", format!("{s:?}").to_lowercase());
+        ctos::out!(" {:>14}", format!("{s:?}").to_lowercase())?;
     }
-    println!("  fix file");
+    ctos::outln!("  fix file")?;
     for bug in &bugs {
-        print!("{:<8} {:<11}", bug.id, bug.kind);
+        ctos::out!("{:<8} {:<11}", bug.id, bug.kind)?;
         let mut skip = None;
         for &s in &strategies {
             let r = results.iter().find(|r| r.bug == bug.id && r.strategy == s).expect("evaluated");
             if let BugOutcome::Skipped { reason } = &r.outcome {
                 skip = Some(reason.clone());
             }
-            print!(" {:>14}", rank_text(r));
+            ctos::out!(" {:>14}", rank_text(r))?;
         }
-        println!("  {}", bug.fix_files.join(", "));
+        ctos::outln!("  {}", bug.fix_files.join(", "))?;
         if let Some(reason) = skip {
-            println!("{:>20}skipped: {reason}", "");
+            ctos::outln!("{:>20}skipped: {reason}", "")?;
         }
     }
-    println!(
+    ctos::outln!(
         "\n{:<10} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7} {:>8} {:>9}",
-        "strategy", "bugs", "top1", "top5", "top10", "top20", "MFR", "MAR", "evals/s", "median s"
-    );
+        "strategy",
+        "bugs",
+        "top1",
+        "top5",
+        "top10",
+        "top20",
+        "MFR",
+        "MAR",
+        "evals/s",
+        "median s"
+    )?;
     for s in &summaries {
-        println!(
+        ctos::outln!(
             "{:<10} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7.2} {:>7.2} {:>8.1} {:>9.1}",
             format!("{:?}", s.strategy).to_lowercase(),
             s.metrics.bugs,
@@ -132,7 +141,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
             s.metrics.mar,
             s.evaluations_per_second,
             s.median_seconds_to_ranking
-        );
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -104,7 +104,7 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     let isolation = isolate(&mut pool, &mut input.module, &buggy, &catalog, &opts, &mut bar);
     bar.finish();
     let isolation = isolation?;
-    print_report(&isolation, args.top);
+    print_report(&isolation, args.top)?;
     if let Some(path) = &args.json {
         let report = serde_json::json!({
             "llvm_version": ctos::llvm::version_string(),
@@ -124,15 +124,15 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_report(i: &Isolation, top: usize) {
+fn print_report(i: &Isolation, top: usize) -> Result<()> {
     let s = &i.stats;
-    println!("failure:   {}", i.failure);
-    println!("sequence:  {}", i.original);
-    println!("reduced:   {} ({} passes, {} test runs)", i.reduced, i.reduced_passes, i.reduction_tests);
+    ctos::outln!("failure:   {}", i.failure)?;
+    ctos::outln!("sequence:  {}", i.original)?;
+    ctos::outln!("reduced:   {} ({} passes, {} test runs)", i.reduced, i.reduced_passes, i.reduction_tests)?;
     for note in &i.notes {
-        println!("note:      {note}");
+        ctos::outln!("note:      {note}")?;
     }
-    println!(
+    ctos::outln!(
         "search:    {} evaluations in {:.1} s ({:.1}/s): {} bug-free, {} failing the same way, {} other failures; best similarity {:.3}",
         s.evaluations,
         s.seconds,
@@ -141,17 +141,22 @@ fn print_report(i: &Isolation, top: usize) {
         s.failing_same,
         s.other_failures,
         s.best_similarity
-    );
-    println!("coverage:  the failing run covers {} elements in {} files", i.failing_elements, i.failing_files);
-    println!("time:      {:.1} s (reproduce and reduce {:.1} s)\n", i.seconds_total, i.seconds_reproduce_and_reduce);
-    println!("{:>4}  {:>7}  {:>6}  file / top functions", "rank", "score", "elems");
+    )?;
+    ctos::outln!("coverage:  the failing run covers {} elements in {} files", i.failing_elements, i.failing_files)?;
+    ctos::outln!(
+        "time:      {:.1} s (reproduce and reduce {:.1} s)\n",
+        i.seconds_total,
+        i.seconds_reproduce_and_reduce
+    )?;
+    ctos::outln!("{:>4}  {:>7}  {:>6}  file / top functions", "rank", "score", "elems")?;
     for r in i.ranking.iter().take(top) {
-        println!("{:>4}  {:>7.4}  {:>6}  {}", r.rank, r.score, r.elements, r.path);
+        ctos::outln!("{:>4}  {:>7.4}  {:>6}  {}", r.rank, r.score, r.elements, r.path)?;
         if !r.top_functions.is_empty() {
             let names: Vec<String> = r.top_functions.iter().map(|f| shorten(f, 70)).collect();
-            println!("{:>21}{}", "", names.join(", "));
+            ctos::outln!("{:>21}{}", "", names.join(", "))?;
         }
     }
+    Ok(())
 }
 
 /// Template arguments make names unreadable in a table; `--json` keeps them whole.

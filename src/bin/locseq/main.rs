@@ -40,11 +40,5 @@ fn main() -> ExitCode {
         Command::Isolate(args) => isolate::main(args),
         Command::Eval(args) => eval::main(args),
     };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    ctos::cli::exit_with(result)
 }
