@@ -216,7 +216,7 @@ pub enum SeqError {
     Removed { name: String, reason: String },
     #[error("'{token}' is not a pass{hint}")]
     NotAPass { token: String, hint: String },
-    #[error("invalid pipeline text at column {column}: {message}\n  {text}\n  {caret:>column$}", caret = "^")]
+    #[error("invalid pipeline text at column {column}: {message} (in '{text}')")]
     Syntax { text: String, column: usize, message: String },
     #[error("'{what}' is a {level}-level pass and cannot run inside {context}(...)")]
     Misplaced { what: String, level: Level, context: Level },

@@ -135,16 +135,23 @@ impl Parser<'_> {
     }
 
     fn error(&self, message: &str) -> SeqError {
-        SeqError::Syntax { text: self.text.to_string(), column: self.pos + 1, message: message.to_string() }
+        let column = self.text[..self.pos].chars().count() + 1;
+        SeqError::Syntax { text: self.text.to_string(), column, message: message.to_string() }
     }
 
     fn peek(&self) -> Option<char> {
         self.text[self.pos..].chars().next()
     }
 
+    /// Step over the character at `pos`: positions are byte offsets, characters are not
+    /// all one byte (a curly quote pasted from a web page is three).
+    fn bump(&mut self) {
+        self.pos += self.peek().map_or(0, char::len_utf8);
+    }
+
     fn skip_ws(&mut self) {
         while self.peek().is_some_and(char::is_whitespace) {
-            self.pos += 1;
+            self.bump();
         }
     }
 
@@ -156,7 +163,7 @@ impl Parser<'_> {
             self.skip_ws();
             match self.peek() {
                 None | Some(')') => return Ok(items),
-                Some(',') => self.pos += 1,
+                Some(',') => self.bump(),
                 Some(_) => {
                     items.push(self.element()?);
                     self.skip_ws();
@@ -172,7 +179,7 @@ impl Parser<'_> {
     fn element(&mut self) -> Result<Item, SeqError> {
         let start = self.pos;
         while self.peek().is_some_and(|c| !matches!(c, '<' | '(' | ',' | ')') && !c.is_whitespace()) {
-            self.pos += 1;
+            self.bump();
         }
         let name_end = self.pos;
         let mut groups = Vec::new();
@@ -186,7 +193,7 @@ impl Parser<'_> {
                     Some('>') => depth -= 1,
                     _ => {}
                 }
-                self.pos += 1;
+                self.bump();
                 if depth == 0 {
                     break;
                 }
@@ -204,12 +211,12 @@ impl Parser<'_> {
                     self.error(&format!("'{name}' is not a pass-manager adaptor (those are: {})", ADAPTORS.join(", ")))
                 );
             }
-            self.pos += 1;
+            self.bump();
             let body = self.list()?;
             if self.peek() != Some(')') {
                 return Err(self.error("missing ')'"));
             }
-            self.pos += 1;
+            self.bump();
             let params = groups.first().map(|g| g.to_string());
             return Ok(Item::Adaptor(Adaptor { name: name.to_string(), params, body }));
         }

@@ -189,3 +189,61 @@ fn preconditions_are_inserted_once_and_patterns_match_whole_names_in_order() {
     assert!(!contains_ordered(&seq, &["gvn", "licm"]), "gvn must not match newgvn or gvn-hoist");
     assert!(!contains_ordered(&seq, &["early-cse", "early-cse"]));
 }
+
+mod arbitrary_text {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Pieces of pipeline text, valid and not, with multi-byte characters among them: most
+    /// strings built from them are errors, enough of them parse to test the round trip.
+    fn piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("sroa".to_string()),
+            Just("licm".to_string()),
+            Just("gvn".to_string()),
+            Just("instcombine".to_string()),
+            Just("loop-unroll<O3>".to_string()),
+            Just("function(".to_string()),
+            Just("loop(".to_string()),
+            Just("cgscc(".to_string()),
+            Just(")".to_string()),
+            Just(",".to_string()),
+            Just("<".to_string()),
+            Just(">".to_string()),
+            Just(" ".to_string()),
+            Just("-".to_string()),
+            Just("#".to_string()),
+            Just("\n".to_string()),
+            Just("“gvn”".to_string()),
+            Just("é".to_string()),
+            any::<char>().prop_map(String::from),
+            "\\PC{0,6}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn parsing_never_panics_and_what_it_accepts_round_trips(
+            pieces in proptest::collection::vec(piece(), 0..12)
+        ) {
+            let c = catalog();
+            let text: String = pieces.concat();
+            if let Ok(seq) = Sequence::parse(&text, &c) {
+                let rendered = seq.render(&c);
+                prop_assert!(rendered.is_ok(), "{text:?} parses but does not render: {rendered:?}");
+                let rendered = rendered.unwrap();
+                let back = Sequence::parse(&rendered, &c);
+                prop_assert_eq!(back.as_ref(), Ok(&seq), "{:?} -> {:?}", text, rendered);
+                prop_assert_eq!(seq.render(&c).unwrap(), rendered);
+            }
+        }
+
+        #[test]
+        fn any_unicode_string_is_an_answer_not_a_panic(text in "\\PC{0,40}") {
+            let _ = Sequence::parse(&text, &catalog());
+        }
+    }
+}
