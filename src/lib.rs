@@ -12,6 +12,7 @@ pub mod fuzz;
 pub mod llvm;
 pub mod localize;
 pub mod oracle;
+pub mod output;
 pub mod program;
 pub mod sandbox;
 pub mod select;

@@ -34,17 +34,32 @@ fn ctos(args: &[&str]) -> Out {
     }
 }
 
-/// `ctos run --json …`: one object per pipeline, in input order.
-fn run_json(args: &[&str]) -> Vec<Value> {
+/// The records of `ctos run --json …`, by type.
+struct Records {
+    reference: Option<Value>,
+    runs: Vec<Value>,
+}
+
+fn run_records(args: &[&str]) -> Records {
     let mut all = vec!["run", "--json"];
     all.extend_from_slice(args);
     let out = ctos(&all);
     assert_eq!(out.code, 0, "ctos {all:?} failed: {}", out.stderr);
     let lines: Vec<Value> = out.stdout.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
-    for (i, l) in lines.iter().enumerate() {
+    assert_eq!(lines.first().map(|l| &l["type"]), Some(&Value::from("begin")), "{}", out.stdout);
+    assert_eq!(lines.last().map(|l| &l["type"]), Some(&Value::from("summary")), "{}", out.stdout);
+    let of = |kind: &str| lines.iter().filter(|l| l["type"] == kind).cloned().collect::<Vec<_>>();
+    let runs = of("run");
+    for (i, l) in runs.iter().enumerate() {
         assert_eq!(l["index"], i, "input order");
     }
-    lines
+    assert_eq!(lines.last().unwrap()["pipelines"], runs.len());
+    Records { reference: of("reference").pop(), runs }
+}
+
+/// `ctos run --json …`: the `run` records, one per pipeline, in input order.
+fn run_json(args: &[&str]) -> Vec<Value> {
+    run_records(args).runs
 }
 
 fn write_temp(name: &str, text: &str) -> PathBuf {
@@ -70,6 +85,17 @@ fn a_pipeline_over_its_time_limit_is_a_timeout() {
     // default<O3> on this program takes tens of milliseconds; 5 ms cannot suffice.
     let lines = run_json(&[&csmith(), "-p", "default<O3>", "--opt-timeout", "0.005"]);
     assert_eq!(lines[0]["outcome"], "timeout", "{}", lines[0]);
+}
+
+#[test]
+fn a_program_killed_by_a_signal_reports_the_signal_not_an_exit_code() {
+    let c = write_temp("fpe.c", "int main(void) { volatile int z = 0; return 7 / z; }\n");
+    let r = run_records(&[c.to_str().unwrap(), "-p", "sroa", "--exec"]);
+    for l in [r.reference.as_ref().expect("a reference record"), &r.runs[0]] {
+        assert_eq!(l["exec_status"], "signal", "{l}");
+        assert_eq!(l["signal"], "SIGFPE", "{l}");
+        assert_eq!(l["exit_code"], Value::Null, "{l}");
+    }
 }
 
 #[test]
@@ -103,7 +129,7 @@ fn a_child_over_its_memory_cap_is_oom() {
 fn a_crash_reports_its_signal_and_llvm_frames() {
     let lines = run_json(&[&csmith(), "-p", "trigger-crash-function", "-p", "sroa"]);
     assert_eq!(lines[0]["outcome"], "crash");
-    assert_eq!(lines[0]["signal"], 6);
+    assert_eq!(lines[0]["signal"], "SIGABRT");
     let frames = lines[0]["crash_frames"].as_array().unwrap();
     assert!(frames.iter().any(|f| f.as_str().unwrap().contains("TriggerCrashFunctionPass")), "{frames:?}");
     assert_eq!(lines[1]["outcome"], "ok");
@@ -173,10 +199,13 @@ fn optimized_ir_is_what_opt_produces_for_the_same_pipeline() {
 
 #[test]
 fn identical_optimized_modules_share_one_execution_and_all_report_it() {
-    let lines = run_json(&[&csmith(), "-p", "sroa", "-p", "sroa", "-p", "default<O1>", "--exec", "-j", "2"]);
+    let r = run_records(&[&csmith(), "-p", "sroa", "-p", "sroa", "-p", "default<O1>", "--exec", "-j", "2"]);
+    let reference = r.reference.expect("a reference record");
+    let lines = r.runs;
     for l in &lines {
         assert_eq!(l["exec_status"], "exited", "{l}");
-        assert_eq!(l["stdout"], l["reference_stdout"]);
+        assert_eq!(l["stdout"], reference["stdout"]);
+        assert_eq!(l["matches_reference"], true);
         assert!(l["stdout"].as_str().unwrap().starts_with("checksum = "));
     }
     assert_eq!(lines[0]["ir_hash"], lines[1]["ir_hash"]);
@@ -242,7 +271,7 @@ fn a_closed_output_pipe_ends_quietly() {
 
 #[test]
 fn coverage_lines_list_llvm_source_files_with_hits() {
-    for granularity in ["files", "functions", "blocks"] {
+    for granularity in ["functions", "blocks"] {
         let lines = run_json(&[&csmith(), "-p", "sroa,licm,gvn", "-p", "sroa", "--coverage", granularity]);
         let hits = |l: &Value, path: &str| {
             l["coverage"]["files"]
@@ -308,7 +337,7 @@ mod llvm22_bugs {
 
     #[test]
     fn bug_180456_slp_vectorizer_miscompiles() {
-        let lines = run_json(&[
+        let r = run_records(&[
             &bug("180456", "repro.ll"),
             "--driver",
             &bug("180456", "driver.ll"),
@@ -317,10 +346,11 @@ mod llvm22_bugs {
             "--llvm-arg=-slp-threshold=-50",
             "--exec",
         ]);
-        let l = &lines[0];
+        let (l, reference) = (&r.runs[0], r.reference.unwrap());
         assert_eq!(l["outcome"], "ok");
-        assert_eq!(l["reference_stdout"], "7 5 2 3\n");
-        assert_ne!(l["stdout"], l["reference_stdout"], "{l}");
+        assert_eq!(reference["stdout"], "7 5 2 3\n");
+        assert_ne!(l["stdout"], reference["stdout"], "{l}");
+        assert_eq!(l["matches_reference"], false);
     }
 }
 
@@ -333,14 +363,14 @@ mod llvm19_bugs {
         let lines = run_json(&[&bug("147869", "repro.ll"), "-p", "loop-simplifycfg"]);
         let l = &lines[0];
         assert_eq!(l["outcome"], "crash", "{l}");
-        assert_eq!(l["signal"], 11);
+        assert_eq!(l["signal"], "SIGSEGV");
         let frames = l["crash_frames"].as_array().unwrap();
         assert!(frames.iter().any(|f| f.as_str().unwrap().contains("LoopSimplifyCFG")), "{frames:?}");
     }
 
     #[test]
     fn bug_121584_instcombine_miscompiles() {
-        let lines = run_json(&[
+        let r = run_records(&[
             &bug("121584", "repro.ll"),
             "--driver",
             &bug("121584", "driver.ll"),
@@ -348,8 +378,8 @@ mod llvm19_bugs {
             "instcombine",
             "--exec",
         ]);
-        let l = &lines[0];
-        assert_eq!(l["reference_stdout"], "-1\n");
-        assert_ne!(l["stdout"], l["reference_stdout"], "{l}");
+        let (l, reference) = (&r.runs[0], r.reference.unwrap());
+        assert_eq!(reference["stdout"], "-1\n");
+        assert_ne!(l["stdout"], reference["stdout"], "{l}");
     }
 }

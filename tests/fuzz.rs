@@ -19,10 +19,18 @@ fn ctos(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// `ctos report --json`: the summary record, with the bug records as `bugs`.
 fn report(dir: &Path) -> Value {
     let (code, out, err) = ctos(&["report", dir.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
+    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines[0]["type"], "begin");
+    let mut summary = lines.last().unwrap().clone();
+    assert_eq!(summary["type"], "summary");
+    let bugs: Vec<Value> = lines.iter().filter(|l| l["type"] == "bug").cloned().collect();
+    assert_eq!(summary["bugs"], bugs.len());
+    summary["bugs"] = bugs.into();
+    summary
 }
 
 fn pairs_in(dir: &Path) -> i64 {

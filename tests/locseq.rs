@@ -32,19 +32,32 @@ fn locseq(args: &[&str]) -> Out {
     }
 }
 
-/// `locseq isolate … --json FILE`, parsed; evaluations are capped so runs are repeatable.
+/// The JSON Lines of `locseq … --json` on stdout, checked for their envelope.
+fn records(out: &Out) -> Vec<Value> {
+    let lines: Vec<Value> = out.stdout.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    assert_eq!(lines.first().map(|l| l["type"].clone()), Some("begin".into()), "{}", out.stdout);
+    assert_eq!(lines.last().map(|l| l["type"].clone()), Some("summary".into()), "{}", out.stdout);
+    lines
+}
+
+/// `locseq isolate … --json`, as {begin, isolation: summary with `ranking` and
+/// `witnesses`}; evaluations are capped so runs are repeatable.
 fn isolate(args: &[&str]) -> Value {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let json = temp(&format!("isolate-{}.json", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)));
-    let mut all = vec!["isolate", "--time", "600", "--json", json.to_str().unwrap()];
+    let mut all = vec!["isolate", "--time", "600", "--json"];
     if !args.contains(&"--max-evals") {
         all.extend(["--max-evals", "300"]);
     }
     all.extend_from_slice(args);
     let out = locseq(&all);
     assert_eq!(out.code, 0, "locseq {all:?}: {}", out.stderr);
-    assert!(out.stdout.contains("rank"), "{}", out.stdout);
-    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+    let lines = records(&out);
+    let of = |kind: &str| Value::from(lines.iter().filter(|l| l["type"] == kind).cloned().collect::<Vec<_>>());
+    let mut isolation = lines.last().unwrap().clone();
+    isolation["ranking"] = of("file");
+    isolation["witnesses"] = of("witness");
+    let mut report = lines[0].clone();
+    report["isolation"] = isolation;
+    report
 }
 
 fn rank_of(report: &Value, path: &str) -> Option<u64> {
@@ -161,12 +174,12 @@ mod llvm22 {
             "--json",
         ]);
         assert_eq!(out.code, 0, "{}", out.stderr);
-        let report: Value = serde_json::from_str(&out.stdout).unwrap();
-        let bugs = report["bugs"].as_array().unwrap();
+        let lines = records(&out);
+        let bugs: Vec<&Value> = lines.iter().filter(|l| l["type"] == "bug").collect();
         let skipped = bugs.iter().find(|b| b["bug"] == "147869").unwrap();
         assert_eq!(skipped["outcome"]["status"], "skipped");
         assert!(skipped["outcome"]["reason"].as_str().unwrap().contains("not on 22"));
-        for summary in report["summary"].as_array().unwrap() {
+        for summary in lines.last().unwrap()["strategies"].as_array().unwrap() {
             assert_eq!(summary["bugs"], 1, "{summary}");
             assert_eq!(summary["top5"], 1, "{summary}");
             assert!(summary["evaluations_per_second"].as_f64().unwrap() > 10.0);

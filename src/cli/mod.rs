@@ -1,14 +1,19 @@
-//! Pieces the front doors share: argument groups, loading the program under test,
-//! checking user input against the real LLVM before long work starts.
+//! Pieces the front doors share: argument groups, loading the program under test, the
+//! duration syntax, and how a command ends (one line, status 2).
 
-use std::collections::BTreeSet;
+mod duration;
+
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::Result;
 
-use crate::llvm::{CFrontend, IrModule, TargetSpec};
-use crate::sandbox::{run_batch, BatchItem, JobSpec, Limits, Outcome, Pool};
+pub use duration::parse_duration;
+
+use crate::llvm::CFrontend;
+use crate::program::{Subject, SubjectSpec};
+use crate::sandbox::Limits;
 
 /// The program under test and how to turn it into IR.
 #[derive(clap::Args, Debug, Clone)]
@@ -32,148 +37,151 @@ pub struct InputArgs {
     pub llvm_args: Vec<String>,
 }
 
+impl InputArgs {
+    pub fn spec(&self) -> SubjectSpec {
+        SubjectSpec {
+            program: self.program.clone(),
+            driver: self.driver.clone(),
+            frontend: CFrontend::with_flags(self.clang.clone(), self.clang_args.as_deref()),
+            llvm_args: self.llvm_args.clone(),
+        }
+    }
+}
+
 /// Limits of each sandboxed child and how many run at once.
 #[derive(clap::Args, Debug, Clone)]
 pub struct LimitArgs {
-    /// Seconds one pipeline may take to optimize (then: timeout).
-    #[arg(long, value_name = "SECS", default_value_t = 60.0)]
-    pub opt_timeout: f64,
-    /// Seconds code generation plus running main may take.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
-    pub exec_timeout: f64,
+    /// Time one pipeline may take to optimize, then: timeout (90, 90s, 30m, 2h).
+    #[arg(long, value_name = "TIME", default_value = "60", value_parser = parse_duration)]
+    pub opt_timeout: Duration,
+    /// Time code generation plus running main may take.
+    #[arg(long, value_name = "TIME", default_value = "10", value_parser = parse_duration)]
+    pub exec_timeout: Duration,
     /// Memory cap per child, in MiB (then: oom).
-    #[arg(long, value_name = "MIB", default_value_t = 4096)]
+    #[arg(long, value_name = "MIB", default_value_t = 4096, value_parser = memory_mib)]
     pub memory: u64,
     /// Children running at once [default: number of CPUs].
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = jobs)]
     pub jobs: Option<usize>,
 }
 
 impl LimitArgs {
-    pub fn limits(&self) -> Result<Limits> {
-        for (name, v) in [("--opt-timeout", self.opt_timeout), ("--exec-timeout", self.exec_timeout)] {
-            if !(v > 0.0 && v.is_finite()) {
-                bail!("{name} must be a positive number of seconds, not {v}");
-            }
-        }
-        Ok(Limits {
-            opt_timeout: Duration::from_secs_f64(self.opt_timeout),
-            exec_timeout: Duration::from_secs_f64(self.exec_timeout),
-            memory_bytes: self.memory.max(64) << 20,
-        })
+    pub fn limits(&self) -> Limits {
+        Limits { opt_timeout: self.opt_timeout, exec_timeout: self.exec_timeout, memory_bytes: self.memory << 20 }
     }
 
     pub fn jobs(&self) -> usize {
-        self.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1)
+        self.jobs.unwrap_or_else(default_jobs)
     }
 }
 
-/// Target flags (`-mtriple=` …) are opt's, not cl::opts of the library: take them out.
-pub fn split_target_flags(args: &[String]) -> (TargetSpec, Vec<String>) {
-    let mut target = TargetSpec::default();
-    let mut rest = Vec::new();
-    for arg in args {
-        let bare = arg.trim_start_matches('-');
-        if let Some(v) = bare.strip_prefix("mtriple=") {
-            target.triple = Some(v.to_string());
-        } else if let Some(v) = bare.strip_prefix("mcpu=") {
-            target.cpu = v.to_string();
-        } else if let Some(v) = bare.strip_prefix("mattr=") {
-            target.features = v.to_string();
-        } else {
-            rest.push(arg.clone());
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// `-j`: 1 to 1024 children.
+pub fn jobs(text: &str) -> Result<usize, String> {
+    bounded(text, 1, 1024)
+}
+
+/// `--memory`: LLVM needs some room; a cap beyond 1 TiB caps nothing.
+pub fn memory_mib(text: &str) -> Result<u64, String> {
+    bounded(text, 64, 1 << 20)
+}
+
+/// A whole number in `min..=max`, said as the range when it is not.
+pub fn bounded<T>(text: &str, min: T, max: T) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy,
+{
+    match text.trim().parse::<T>() {
+        Ok(n) if n >= min && n <= max => Ok(n),
+        _ => Err(format!("expected a whole number from {min} to {max}")),
+    }
+}
+
+/// Load the program under test as the arguments say.
+pub fn load_input(input: &InputArgs, limits: &LimitArgs) -> Result<Subject> {
+    Subject::load(&input.spec(), limits.jobs(), limits.limits())
+}
+
+/// Parse the command line. Help and version are printed as clap prints them; a mistake
+/// is one line on stderr and status 2, like every other input error.
+pub fn parse_args<T: clap::Parser>() -> Result<(T, clap::ArgMatches), ExitCode> {
+    use clap::error::ErrorKind;
+    let matches = match T::command().try_get_matches() {
+        Ok(m) => m,
+        Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => e.exit(),
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+        Err(e) => {
+            eprintln!("error: {}", one_line(&e.render().to_string()));
+            return Err(ExitCode::from(2));
+        }
+    };
+    match T::from_arg_matches(&matches) {
+        Ok(parsed) => Ok((parsed, matches)),
+        Err(e) => {
+            eprintln!("error: {}", one_line(&e.render().to_string()));
+            Err(ExitCode::from(2))
         }
     }
-    (target, rest)
 }
 
-/// The program, loaded and verified, with its driver; the target and remaining LLVM flags.
-pub struct LoadedInput {
-    pub module: IrModule,
-    pub target: TargetSpec,
-    pub llvm_args: Vec<String>,
-    pub frontend: CFrontend,
-}
-
-pub fn load_input(input: &InputArgs) -> Result<LoadedInput> {
-    let (target, llvm_args) = split_target_flags(&input.llvm_args);
-    if !input.program.exists() {
-        bail!("{}: no such file", input.program.display());
-    }
-    let frontend = CFrontend::with_flags(input.clang.clone(), input.clang_args.as_deref());
-    let mut module = IrModule::load(&input.program, &frontend, &target)?;
-    if let Some(driver) = &input.driver {
-        module.set_driver(driver).with_context(|| format!("loading the driver {}", driver.display()))?;
-    }
-    Ok(LoadedInput { module, target, llvm_args, frontend })
-}
-
-/// Check the LLVM flags and every distinct pipeline against the linked LLVM, on an empty
-/// module, so that a typo fails in a second instead of after a long run.
-pub fn validate(pool: &mut Pool, target: &TargetSpec, pipelines: &[String]) -> Result<()> {
-    let mut empty = IrModule::from_bytes(b"", "validation", target)?;
-    let distinct: Vec<&String> = pipelines.iter().collect::<BTreeSet<_>>().into_iter().collect();
-    let mut first_error: Option<(usize, String)> = None;
-    let items = std::iter::once(String::new())
-        .chain(distinct.iter().map(|s| s.to_string()))
-        .enumerate()
-        .map(|(index, pipeline)| BatchItem { index, job: JobSpec::optimize(pipeline) });
-    run_batch(pool, &mut empty, items, |index, run| {
-        let problem = if run.stderr.contains("Unknown command line argument") || run.stderr.contains("for the -") {
-            let line = run.stderr.lines().next().unwrap_or("").trim();
-            let line = line.split("  Try:").next().unwrap_or(line).trim_start_matches("ctos: ");
-            Some(format!("LLVM rejects an --llvm-arg: {line}"))
-        } else if run.outcome == Outcome::Rejected && index > 0 {
-            Some(format!(
-                "LLVM rejects the pipeline '{}': {}",
-                distinct[index - 1],
-                run.message.as_deref().unwrap_or("")
-            ))
-        } else {
-            None
-        };
-        if let Some(p) = problem {
-            if first_error.as_ref().is_none_or(|(i, _)| index < *i) {
-                first_error = Some((index, p));
-            }
+/// Clap's multi-line message (what is wrong, a usage block, a hint) as one line.
+fn one_line(rendered: &str) -> String {
+    let mut parts = Vec::new();
+    for line in rendered.lines() {
+        let line = line.trim();
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
         }
-    })?;
-    match first_error {
-        Some((_, message)) => bail!(message),
-        None => Ok(()),
+        if !line.is_empty() {
+            parts.push(line.trim_start_matches("error: ").to_string());
+        }
     }
+    format!("{} (see --help)", parts.join(" "))
 }
 
-/// `println!` that hands back the write error instead of panicking, so that a reader who
-/// closes the pipe (`ctos passes | head`) ends the program quietly through `?`.
-#[macro_export]
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        writeln!(std::io::stdout().lock(), $($arg)*)
-    }};
-}
-
-/// `print!` with the same contract as [`outln!`].
-#[macro_export]
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        write!(std::io::stdout().lock(), $($arg)*)
-    }};
+/// A panic is a bug of ours, never the user's: say so in one line with the command to
+/// report, instead of a backtrace. In a sandboxed child, end the child right there.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".into());
+        let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let command: Vec<String> = std::env::args().map(|a| crate::fuzz::shell_quote(&a)).collect();
+        eprintln!(
+            "error: internal error ({what}{place}); this is a bug in ctos, please report it with the command: {}",
+            command.join(" ")
+        );
+        if crate::sandbox::in_child() {
+            unsafe { libc::_exit(70) }
+        }
+    }));
 }
 
 /// How a front door ends: errors are one line and status 2, except a closed pipe
 /// (`ctos run … | head`), which is the reader's choice, not an error.
-pub fn exit_with(result: Result<std::process::ExitCode>) -> std::process::ExitCode {
+pub fn exit_with(result: Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
-        Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) => {
-            std::process::ExitCode::SUCCESS
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
-            std::process::ExitCode::from(2)
+            // Messages that quote LLVM or clang may span lines; the answer stays one line.
+            let text = format!("{e:#}");
+            let parts: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            eprintln!("error: {}", parts.join(" | "));
+            ExitCode::from(2)
         }
     }
 }

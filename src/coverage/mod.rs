@@ -27,8 +27,6 @@ use crate::sandbox::Observer;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Granularity {
-    /// Function breakpoints, reported per file.
-    Files,
     /// One element per LLVM function.
     Functions,
     /// One element per basic block (leaders from decoding each function): finer, slower.
@@ -38,7 +36,6 @@ pub enum Granularity {
 impl Granularity {
     pub fn as_str(self) -> &'static str {
         match self {
-            Granularity::Files => "files",
             Granularity::Functions => "functions",
             Granularity::Blocks => "blocks",
         }

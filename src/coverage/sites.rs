@@ -21,7 +21,7 @@ impl Sites {
     pub fn new(granularity: Granularity) -> Sites {
         let attribution = Attribution::of_this_process();
         let (addrs, function) = match granularity {
-            Granularity::Files | Granularity::Functions => (
+            Granularity::Functions => (
                 attribution.functions.iter().map(|f| f.addr).collect(),
                 (0..attribution.functions.len() as u32).collect(),
             ),

@@ -5,12 +5,13 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
-use super::pairs::{detail_of, load, reference_run, FailureDetail};
+use super::pairs::{detail_of, load, FailureDetail};
 use super::store::{now, BugRow, FailureRow, ProgramRow};
-use super::Campaign;
+use super::{shell_quote, Campaign};
 use crate::llvm::{IrModule, VerifyEach};
-use crate::oracle::{bug_key, Failure, FailureKind};
-use crate::sandbox::{ExecMode, Execution, JobSpec, Pool, Run};
+use crate::oracle::{bug_key, Failure, FailureKind, Oracle, Verdict};
+use crate::program::Subject;
+use crate::sandbox::{ExecMode, JobSpec, Run};
 use crate::seq::random::{contains_ordered, with_preconditions};
 use crate::seq::reduce::reduce;
 use crate::seq::{render_with, Sequence};
@@ -20,14 +21,9 @@ const MAX_TESTS: usize = 400;
 
 struct Loaded {
     program: ProgramRow,
-    module: IrModule,
-    pool: Pool,
+    subject: Subject,
     /// None for programs without `main`: only the optimizer is judged.
-    reference: Option<Execution>,
-}
-
-fn kind_of(name: &str) -> FailureKind {
-    serde_json::from_value(serde_json::Value::String(name.to_string())).unwrap_or(FailureKind::Crash)
+    reference: Option<crate::sandbox::Execution>,
 }
 
 pub(super) fn process_pending(c: &mut Campaign) -> Result<()> {
@@ -39,9 +35,9 @@ pub(super) fn process_pending(c: &mut Campaign) -> Result<()> {
             // A hang found with the campaign's timeout is confirmed faster with a shorter one.
             let mut limits = c.config.limits();
             limits.exec_timeout = limits.exec_timeout.min(Duration::from_secs(5));
-            let (mut module, mut pool) = load(c, &program, limits)?;
-            let reference = if module.has_main() { Some(reference_run(&mut pool, &mut module)?) } else { None };
-            loaded = Some(Loaded { program, module, pool, reference });
+            let mut subject = load(c, &program, limits)?;
+            let reference = if subject.module.has_main() { Some(subject.reference()?) } else { None };
+            loaded = Some(Loaded { program, subject, reference });
         }
         c.stats.tick(&c.dir, &c.store, c.started, "reducing")?;
         process_failure(c, loaded.as_mut().unwrap(), &f)?;
@@ -52,14 +48,16 @@ pub(super) fn process_pending(c: &mut Campaign) -> Result<()> {
 fn run(c: &Campaign, l: &mut Loaded, pipeline: &str) -> Result<Run> {
     let exec = if l.reference.is_some() { ExecMode::Always } else { ExecMode::Never };
     let job = JobSpec { verify_each: c.config.verify_each, exec, ..JobSpec::optimize(pipeline) };
-    Ok(l.pool.run_one(&mut l.module, &job)?)
+    Ok(l.subject.pool.run_one(&mut l.subject.module, &job)?)
 }
 
 fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<()> {
     let render = c.config.render();
     let original = c.store.sequence(f.sequence)?;
     let seq = Sequence::parse_with(&original, &c.catalog, &render)?;
-    let failure = Failure { kind: kind_of(&f.kind), signature: f.signature.clone() };
+    let kind =
+        FailureKind::parse(&f.kind).with_context(|| format!("the store names an unknown failure kind '{}'", f.kind))?;
+    let failure = Failure { kind, signature: f.signature.clone() };
     // A known bug whose reduced sequence this one contains, failing alike: no need to reduce.
     for bug in c.store.bugs()? {
         let reduced = Sequence::parse_with(&bug.reduced, &c.catalog, &render)?;
@@ -69,7 +67,7 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
             return c.store.resolve_failure(f.id, "duplicate", Some(bug.id));
         }
     }
-    let reference = l.reference.clone();
+    let oracle = Oracle::of(failure.clone(), l.reference.clone());
     let mut tests = 0;
     let mut fails = |candidate: &Sequence| -> bool {
         tests += 1;
@@ -79,7 +77,7 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
         // Reduction must not strip a pass its precondition (lower-switch before structurizecfg).
         let candidate = with_preconditions(candidate, &c.catalog);
         let Ok(text) = render_with(&candidate, &c.catalog, &render) else { return false };
-        run(c, l, &text).is_ok_and(|r| Failure::of(&r, reference.as_ref()).is_some_and(|g| failure.matches(&g)))
+        run(c, l, &text).is_ok_and(|r| oracle.judge(&r, &text).is_ok_and(|v| v == Verdict::Same))
     };
     // The failure must fire again before it is worth reducing (wrong code can be flaky).
     if !fails(&seq) {
@@ -125,10 +123,6 @@ fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
 }
 
-fn shell_quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', "'\\''"))
-}
-
 fn write_bug_folder(
     c: &Campaign,
     l: &Loaded,
@@ -143,7 +137,7 @@ fn write_bug_folder(
     if let Some(source) = &l.program.source {
         std::fs::copy(c.dir.join(source), dir.join("program.c"))?;
     }
-    std::fs::write(dir.join("program.ll"), l.module.ir_text())?;
+    std::fs::write(dir.join("program.ll"), l.subject.module.ir_text())?;
     std::fs::write(dir.join("reduced.txt"), format!("{}\n", bug.reduced))?;
     std::fs::write(dir.join("original.txt"), format!("{original}\n"))?;
     let outcome = serde_json::json!({

@@ -8,11 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _, Result};
 
-use crate::cli::split_target_flags;
-use crate::llvm::{CFrontend, IrModule};
-use crate::oracle::{Failure, FailureKind};
-use crate::program::{screen, Screen, Screening};
-use crate::sandbox::{ExecMode, JobSpec, Limits, Pool};
+use crate::oracle::{Failure, FailureKind, Oracle, Verdict};
+use crate::program::{screen, Screen, Screening, Subject, SubjectSpec};
+use crate::sandbox::{ExecMode, JobSpec, Limits};
 
 /// What `ctos interesting` checks.
 #[derive(Debug, Clone)]
@@ -27,28 +25,23 @@ pub struct Interesting {
 impl Interesting {
     /// Whether `program` (C) still shows the failure.
     pub fn holds(&self, program: &Path) -> Result<bool> {
-        let (target, llvm_args) = split_target_flags(&self.llvm_args);
-        let Ok(mut module) = IrModule::load(program, &CFrontend::default(), &target) else { return Ok(false) };
+        // A variant that no longer compiles is simply not interesting.
+        let Ok(mut subject) = Subject::load(&SubjectSpec::new(program, &self.llvm_args), 1, self.limits) else {
+            return Ok(false);
+        };
         let wrong_code = self.failure.kind == FailureKind::WrongCode;
         // cvise readily introduces undefined behaviour; it only matters when output does.
         if wrong_code && !matches!(screen(program, &Screen::default()), Screening::Clean { .. }) {
             return Ok(false);
         }
-        let mut pool = Pool::new(1, self.limits, llvm_args)?;
-        let reference = if module.has_main() {
-            pool.run_one(&mut module, &JobSpec { exec: ExecMode::Always, ..JobSpec::optimize("") })?.execution
-        } else {
-            None
-        };
+        let reference = if subject.module.has_main() { subject.reference().ok() } else { None };
         if wrong_code && reference.is_none() {
             return Ok(false);
         }
         let exec = if reference.is_some() { ExecMode::Always } else { ExecMode::Never };
-        let run = pool.run_one(
-            &mut module,
-            &JobSpec { verify_each: self.verify_each, exec, ..JobSpec::optimize(&self.pipeline) },
-        )?;
-        Ok(Failure::of(&run, reference.as_ref()).is_some_and(|f| self.failure.matches(&f)))
+        let job = JobSpec { verify_each: self.verify_each, exec, ..JobSpec::optimize(&self.pipeline) };
+        let run = subject.pool.run_one(&mut subject.module, &job)?;
+        Ok(Oracle::of(self.failure.clone(), reference).judge(&run, &self.pipeline)? == Verdict::Same)
     }
 
     fn command_line(&self, ctos: &Path, program: &str) -> String {

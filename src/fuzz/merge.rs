@@ -1,12 +1,12 @@
-//! `ctos merge OUT SHARD...`: one campaign folder from the shards of an array job, with
-//! bugs de-duplicated across shards by their keys.
+//! `ctos merge --out OUT SHARD...`: one campaign folder from the shards of an array job,
+//! with bugs de-duplicated across shards by their keys. The shards are only read.
 
 use std::path::Path;
 
 use anyhow::{bail, Context as _, Result};
 
-use super::store::Store;
-use super::DB;
+use super::store::{BugRow, Store};
+use super::{open_campaign, CampaignConfig, DB};
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     std::fs::create_dir_all(to)?;
@@ -22,32 +22,82 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn merge(out: &Path, shards: &[&Path]) -> Result<()> {
-    if out.join(DB).exists() {
-        bail!("{} holds a campaign already; merge into a new folder", out.display());
-    }
+struct Shard<'a> {
+    dir: &'a Path,
+    store: Store,
+    config: CampaignConfig,
+    version: String,
+}
+
+/// Every shard is a campaign of the same plan on the same LLVM; `out` is new.
+fn check<'a>(out: &Path, shards: &[&'a Path]) -> Result<Vec<Shard<'a>>> {
     if shards.is_empty() {
         bail!("give the shard folders to merge");
     }
-    std::fs::create_dir_all(out)?;
-    let merged = Store::open(&out.join(DB))?;
-    let mut version = None;
-    let mut pairs = 0;
-    for shard in shards {
-        let store = Store::open(&shard.join(DB)).with_context(|| format!("{} is not a campaign", shard.display()))?;
-        let v = store.get_meta("llvm_version")?.unwrap_or_default();
-        if version.get_or_insert_with(|| v.clone()) != &v {
-            bail!("{} ran on LLVM {v}, the other shards on {}", shard.display(), version.unwrap());
-        }
-        if merged.get_meta("config")?.is_none() {
-            for key in ["config", "created", "llvm_version"] {
-                if let Some(value) = store.get_meta(key)? {
-                    merged.set_meta(key, &value)?;
-                }
+    if out.join(DB).exists() {
+        bail!("{} holds a campaign already; merge into a new folder", out.display());
+    }
+    if out.read_dir().is_ok_and(|mut entries| entries.next().is_some()) {
+        bail!("{} is not empty; merge into a new folder", out.display());
+    }
+    let mut opened: Vec<Shard> = Vec::new();
+    for &dir in shards {
+        let store = open_campaign(dir)?;
+        let config: CampaignConfig = serde_json::from_str(&store.get_meta("config")?.unwrap_or_default())
+            .with_context(|| format!("{}: unreadable configuration", dir.display()))?;
+        let version = store.get_meta("llvm_version")?.unwrap_or_default();
+        if let Some(first) = opened.first() {
+            if version != first.version {
+                bail!("{} ran on LLVM {version}, {} on LLVM {}", dir.display(), first.dir.display(), first.version);
+            }
+            let plan = |c: &CampaignConfig| serde_json::to_value(CampaignConfig { shard: (0, 1), ..c.clone() }).ok();
+            if config.shard.1 != first.config.shard.1 || plan(&config) != plan(&first.config) {
+                bail!(
+                    "{} and {} are not shards of one campaign (their configurations differ)",
+                    dir.display(),
+                    first.dir.display()
+                );
+            }
+            if let Some(twin) = opened.iter().find(|s| s.config.shard == config.shard) {
+                bail!(
+                    "{} and {} are both shard {}/{}",
+                    dir.display(),
+                    twin.dir.display(),
+                    config.shard.0,
+                    config.shard.1
+                );
             }
         }
-        pairs += store.counts()?.0;
-        for bug in store.bugs()? {
+        opened.push(Shard { dir, store, config, version });
+    }
+    Ok(opened)
+}
+
+pub fn merge(out: &Path, shards: &[&Path]) -> Result<()> {
+    let shards = check(out, shards)?;
+    let created = !out.exists();
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let result = write_merged(out, &shards);
+    if result.is_err() && created {
+        let _ = std::fs::remove_dir_all(out);
+    }
+    result
+}
+
+fn write_merged(out: &Path, shards: &[Shard]) -> Result<()> {
+    let merged = Store::open(&out.join(DB))?;
+    for key in ["config", "created", "llvm_version", "sequences"] {
+        if let Some(value) = shards[0].store.get_meta(key)? {
+            merged.set_meta(key, &value)?;
+        }
+    }
+    let (mut pairs, mut programs_tested, mut failures) = (0, 0, 0);
+    for shard in shards {
+        let (p, t, f) = shard.store.counts()?;
+        pairs += p;
+        programs_tested += t;
+        failures += f;
+        for bug in shard.store.bugs()? {
             match merged.bug_by_key(&bug.key)? {
                 Some(known) => {
                     merged.set_bug_count(known.id, known.count + bug.count)?;
@@ -60,14 +110,17 @@ pub fn merge(out: &Path, shards: &[&Path]) -> Result<()> {
                     let name = bug.dir.split('/').next_back().unwrap_or("bug");
                     let suffix = name.split_once('-').map_or(name, |(_, rest)| rest);
                     let dir = format!("bugs/{id:04}-{suffix}");
-                    copy_dir(&shard.join(&bug.dir), &out.join(&dir))?;
-                    let new = merged.add_bug(&super::store::BugRow { dir, ..bug.clone() })?;
+                    copy_dir(&shard.dir.join(&bug.dir), &out.join(&dir))?;
+                    let new = merged.add_bug(&BugRow { dir, ..bug.clone() })?;
                     merged.set_bug_count(new, bug.count)?;
                 }
             }
         }
     }
     merged.set_meta("merged_pairs", &pairs.to_string())?;
-    merged.set_meta("merged_from", &shards.iter().map(|s| s.display().to_string()).collect::<Vec<_>>().join("\n"))?;
+    merged.set_meta("merged_programs_tested", &programs_tested.to_string())?;
+    merged.set_meta("merged_failures", &failures.to_string())?;
+    let from: Vec<String> = shards.iter().map(|s| s.dir.display().to_string()).collect();
+    merged.set_meta("merged_from", &from.join("\n"))?;
     Ok(())
 }

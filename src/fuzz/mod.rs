@@ -3,6 +3,7 @@
 //! reduces and de-duplicates what fails into one folder per unique bug.
 
 mod bugs;
+mod check;
 pub mod cvise;
 mod merge;
 mod pairs;
@@ -139,6 +140,8 @@ pub(crate) struct Campaign {
     pub started: Instant,
     pub deadline: Option<Instant>,
     pub stats: Stats,
+    /// The pipelines of `--sequences`, as checked when the campaign started.
+    pub sequences: Option<Vec<String>>,
 }
 
 impl Campaign {
@@ -149,42 +152,129 @@ impl Campaign {
 
 const DB: &str = "campaign.sqlite";
 
-/// Start a campaign in `dir` (which must not hold one already).
+/// `text` as one word for `sh`, for the commands reports print.
+pub fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '=' | ':' | ','));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// Start a campaign in `dir` (which must not hold one already). Everything is checked
+/// first; a start that fails before its first plan leaves nothing behind.
 pub fn start(dir: &Path, config: CampaignConfig, run: RunOptions) -> Result<()> {
     if dir.join(DB).exists() {
         bail!("{} holds a campaign already: continue it with --resume {}", dir.display(), dir.display());
     }
-    let (i, n) = config.shard;
-    if n == 0 || i >= n {
-        bail!("--shard {i}/{n}: the shard index must be below the number of shards");
-    }
+    let catalog = Catalog::for_llvm(crate::llvm::version().0)?;
+    let checked = check::check(&config, &catalog)?;
+    let created_dir = !dir.exists();
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let store = Store::open(&dir.join(DB))?;
-    store.set_meta("config", &serde_json::to_string(&config)?)?;
-    store.set_meta("llvm_version", &crate::llvm::version_string())?;
-    store.set_meta("created", &store::now())?;
-    drive(dir, config, store, run)
+    let result = (|| {
+        let store = Store::open(&dir.join(DB))?;
+        store.set_meta("config", &serde_json::to_string(&config)?)?;
+        store.set_meta("llvm_version", &crate::llvm::version_string())?;
+        store.set_meta("created", &store::now())?;
+        if let Some(sequences) = &checked.sequences {
+            store.set_meta("sequences", &serde_json::to_string(sequences)?)?;
+        }
+        drive(dir, config, store, run)
+    })();
+    if result.is_err() {
+        discard_if_unplanned(dir, created_dir);
+    }
+    result
 }
 
-/// Continue the campaign in `dir` where it stopped.
-pub fn resume(dir: &Path, run: RunOptions) -> Result<()> {
-    if !dir.join(DB).exists() {
-        bail!("{} holds no campaign (no {DB}); start one with --out {}", dir.display(), dir.display());
+/// Remove what a start that failed before planning anything wrote, so that the corrected
+/// command is not told to resume a campaign that never ran.
+fn discard_if_unplanned(dir: &Path, created_dir: bool) {
+    let planned = Store::open_read_only(&dir.join(DB)).and_then(|s| s.iterations()).is_ok_and(|n| n > 0);
+    if planned {
+        return;
     }
+    if created_dir {
+        let _ = std::fs::remove_dir_all(dir);
+    } else {
+        for name in [DB, "campaign.sqlite-wal", "campaign.sqlite-shm", "stats.json", "stats.json.tmp"] {
+            let _ = std::fs::remove_file(dir.join(name));
+        }
+        let _ = std::fs::remove_dir_all(dir.join("programs"));
+    }
+}
+
+/// The configuration stored in the campaign folder `dir`.
+pub fn stored_config(dir: &Path) -> Result<CampaignConfig> {
+    let store = open_campaign(dir)?;
+    let config = store.get_meta("config")?.context("the campaign has no configuration")?;
+    Ok(serde_json::from_str(&config)?)
+}
+
+/// The campaign's store, read-only, after checking that `dir` holds one.
+pub(crate) fn open_campaign(dir: &Path) -> Result<Store> {
+    if !dir.is_dir() {
+        bail!("{}: no such folder", dir.display());
+    }
+    if !dir.join(DB).is_file() {
+        bail!("{} holds no campaign (no {DB}); start one with ctos fuzz --out {}", dir.display(), dir.display());
+    }
+    let store = Store::open_read_only(&dir.join(DB))?;
+    if store.get_meta("config").ok().flatten().is_none() {
+        bail!("{} is not a ctos campaign (its {DB} has no configuration)", dir.display());
+    }
+    Ok(store)
+}
+
+/// What a resumed run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resumed {
+    Ran,
+    /// The campaign had done all of its iterations and was given no more.
+    AlreadyDone {
+        iterations: i64,
+    },
+}
+
+/// Continue the campaign in `dir` where it stopped. `more_iterations` extends it by that
+/// many iterations (an interrupted one counts); a time limit alone lifts the iteration cap
+/// of a campaign that has reached it.
+pub fn resume(dir: &Path, run: RunOptions, more_iterations: Option<usize>) -> Result<Resumed> {
+    open_campaign(dir)?;
     let store = Store::open(&dir.join(DB))?;
-    let config: CampaignConfig =
+    let mut config: CampaignConfig =
         serde_json::from_str(&store.get_meta("config")?.context("the campaign has no configuration")?)?;
     let version = store.get_meta("llvm_version")?.unwrap_or_default();
     if version != crate::llvm::version_string() {
         bail!("the campaign ran on LLVM {version}; this ctos links LLVM {}", crate::llvm::version_string());
     }
-    drive(dir, config, store, run)
+    let finished = store.finished_iterations()?;
+    let capped = |c: &CampaignConfig| c.max_iterations.is_some_and(|m| finished >= m as i64);
+    match more_iterations {
+        Some(n) => config.max_iterations = Some(finished as usize + n),
+        None if run.time_limit.is_some() && capped(&config) => config.max_iterations = None,
+        None => {}
+    }
+    if capped(&config) && store.pending_failures()?.is_empty() {
+        return Ok(Resumed::AlreadyDone { iterations: finished });
+    }
+    store.set_meta("config", &serde_json::to_string(&config)?)?;
+    drive(dir, config, store, run)?;
+    Ok(Resumed::Ran)
 }
 
 fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions) -> Result<()> {
     crate::llvm::init();
     let started = Instant::now();
+    let sequences = match (&config.sequences_file, store.get_meta("sequences")?) {
+        (None, _) => None,
+        (Some(_), Some(json)) => Some(serde_json::from_str(&json)?),
+        (Some(file), None) => bail!("the campaign lost the pipelines of {}", file.display()),
+    };
     let mut campaign = Campaign {
+        sequences,
         dir: dir.to_path_buf(),
         catalog: Catalog::for_llvm(crate::llvm::version().0)?,
         stats: Stats::new(&store, run.status_line)?,

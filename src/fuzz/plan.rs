@@ -14,7 +14,7 @@ use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::program::{generate_many, screen_many, GenConfig, Screen, Screening};
 use crate::select::{random_select, select_representatives, XMeansParams};
 use crate::seq::random::{contains_ordered, random_flat_between, with_preconditions};
-use crate::seq::{render_with, Sequence};
+use crate::seq::render_with;
 
 /// A seed per (campaign seed, iteration, purpose): iterations and shards replay alike.
 fn derive(seed: u64, iteration: i64, purpose: u64) -> u64 {
@@ -41,14 +41,8 @@ pub(super) fn plan_iteration(c: &mut Campaign, iteration: i64) -> Result<()> {
 
 fn plan_sequences(c: &Campaign, iteration: i64) -> Result<Vec<String>> {
     let render = c.config.render();
-    if let Some(file) = &c.config.sequences_file {
-        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-        return text
-            .lines()
-            .map(|l| l.split('#').next().unwrap_or("").trim())
-            .filter(|l| !l.is_empty())
-            .map(|l| Ok(render_with(&Sequence::parse_with(l, &c.catalog, &render)?, &c.catalog, &render)?))
-            .collect();
+    if let Some(sequences) = &c.sequences {
+        return Ok(sequences.clone());
     }
     let pool: Vec<_> =
         c.catalog.set(&c.config.pass_set)?.into_iter().filter(|p| c.catalog.unsafe_reason(&p.name).is_none()).collect();
@@ -147,15 +141,7 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
 }
 
 fn user_programs(c: &Campaign, dir: &Path, iteration: i64, frontend: &CFrontend) -> Result<Vec<ProgramRow>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "c" || e == "ll" || e == "bc"))
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        bail!("{} has no .c, .ll or .bc files", dir.display());
-    }
+    let files = super::check::program_files(dir)?;
     let mut rows = Vec::new();
     for (k, file) in files.iter().enumerate() {
         let name = format!("i{iteration:03}-u{k:03}");

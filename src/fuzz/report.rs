@@ -2,10 +2,8 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use serde::Serialize;
-
-use super::store::Store;
 
 #[derive(Debug, Serialize)]
 pub struct BugReport {
@@ -21,27 +19,36 @@ pub struct BugReport {
     pub dir: String,
 }
 
+/// The campaign as a whole: the `summary` record of `ctos report --json`.
 #[derive(Debug, Serialize)]
-pub struct CampaignReport {
+pub struct CampaignSummary {
+    pub dir: String,
     pub llvm_version: String,
+    pub seed: Option<u64>,
     pub pairs: i64,
     pub programs_tested: i64,
     pub failures: i64,
+    pub bugs: usize,
+}
+
+#[derive(Debug)]
+pub struct CampaignReport {
+    pub summary: CampaignSummary,
     pub bugs: Vec<BugReport>,
 }
 
+/// What a campaign folder holds, read without changing anything (it may be running).
 pub fn campaign_report(dir: &Path) -> Result<CampaignReport> {
-    let db = dir.join(super::DB);
-    if !db.exists() {
-        bail!("{} holds no campaign (no {})", dir.display(), super::DB);
-    }
-    let store = Store::open(&db)?;
+    let store = super::open_campaign(dir)?;
     let created: i64 = store.get_meta("created")?.and_then(|s| s.parse().ok()).unwrap_or(0);
-    let (mut pairs, programs_tested, failures) = store.counts()?;
-    if let Some(merged) = store.get_meta("merged_pairs")?.and_then(|p| p.parse().ok()) {
-        pairs = merged;
-    }
-    let bugs = store
+    let merged = |key: &str| -> Result<Option<i64>> { Ok(store.get_meta(key)?.and_then(|v| v.parse().ok())) };
+    let (pairs, programs_tested, failures) = store.counts()?;
+    let pairs = merged("merged_pairs")?.unwrap_or(pairs);
+    let programs_tested = merged("merged_programs_tested")?.unwrap_or(programs_tested);
+    let failures = merged("merged_failures")?.unwrap_or(failures);
+    let seed =
+        store.get_meta("config")?.and_then(|c| serde_json::from_str::<super::CampaignConfig>(&c).ok()).map(|c| c.seed);
+    let bugs: Vec<BugReport> = store
         .bugs()?
         .into_iter()
         .map(|b| BugReport {
@@ -55,13 +62,16 @@ pub fn campaign_report(dir: &Path) -> Result<CampaignReport> {
             dir: b.dir,
         })
         .collect();
-    Ok(CampaignReport {
+    let summary = CampaignSummary {
+        dir: dir.display().to_string(),
         llvm_version: store.get_meta("llvm_version")?.unwrap_or_default(),
+        seed,
         pairs,
         programs_tested,
         failures,
-        bugs,
-    })
+        bugs: bugs.len(),
+    };
+    Ok(CampaignReport { summary, bugs })
 }
 
 fn duration(secs: i64) -> String {
@@ -72,20 +82,25 @@ fn duration(secs: i64) -> String {
     }
 }
 
+/// The report as a table, or as the `bug` and `summary` records of the `--json`
+/// convention (the caller writes `begin`).
 pub fn print_report(dir: &Path, json: bool) -> Result<()> {
     let r = campaign_report(dir)?;
     if json {
-        crate::outln!("{}", serde_json::to_string_pretty(&r)?)?;
-        return Ok(());
+        for bug in &r.bugs {
+            crate::output::emit("bug", bug)?;
+        }
+        return crate::output::emit("summary", &r.summary);
     }
+    let s = &r.summary;
     crate::outln!(
         "{}: LLVM {}, {} pairs, {} programs tested, {} failures, {} unique bugs\n",
         dir.display(),
-        r.llvm_version,
-        r.pairs,
-        r.programs_tested,
-        r.failures,
-        r.bugs.len()
+        s.llvm_version,
+        s.pairs,
+        s.programs_tested,
+        s.failures,
+        s.bugs
     )?;
     if r.bugs.is_empty() {
         return Ok(());

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 
 pub struct Store {
     db: Connection,
@@ -85,6 +85,15 @@ impl Store {
         Ok(Store { db })
     }
 
+    /// For readers (`ctos report`, `ctos merge`): nothing is created or changed, and a
+    /// campaign that is running meanwhile is read as of its last commit.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let db = Connection::open_with_flags(path, flags).with_context(|| format!("cannot open {}", path.display()))?;
+        db.busy_timeout(std::time::Duration::from_secs(30))?;
+        Ok(Store { db })
+    }
+
     pub fn get_meta(&self, key: &str) -> Result<Option<String>> {
         Ok(self.db.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
     }
@@ -104,6 +113,10 @@ impl Store {
                 |r| r.get(0),
             )
             .optional()?)
+    }
+
+    pub fn finished_iterations(&self) -> Result<i64> {
+        Ok(self.db.query_row("SELECT COUNT(*) FROM iterations WHERE state = 'finished'", [], |r| r.get(0))?)
     }
 
     pub fn iterations(&self) -> Result<i64> {

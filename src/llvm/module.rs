@@ -51,6 +51,28 @@ pub struct TargetSpec {
     pub features: String,
 }
 
+impl TargetSpec {
+    /// Split `opt`-style LLVM flags into the target flags (`-mtriple=`, `-mcpu=`, `-mattr=`,
+    /// which `opt` handles itself) and the rest, which are cl::opts of the library.
+    pub fn split_flags(args: &[String]) -> (TargetSpec, Vec<String>) {
+        let mut target = TargetSpec::default();
+        let mut rest = Vec::new();
+        for arg in args {
+            let bare = arg.trim_start_matches('-');
+            if let Some(v) = bare.strip_prefix("mtriple=") {
+                target.triple = Some(v.to_string());
+            } else if let Some(v) = bare.strip_prefix("mcpu=") {
+                target.cpu = v.to_string();
+            } else if let Some(v) = bare.strip_prefix("mattr=") {
+                target.features = v.to_string();
+            } else {
+                rest.push(arg.clone());
+            }
+        }
+        (target, rest)
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("cannot read {path}: {source}")]

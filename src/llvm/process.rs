@@ -52,10 +52,14 @@ pub fn parse_llvm_args(args: &[String]) -> bool {
     if args.is_empty() {
         return true;
     }
-    let owned: Vec<CString> = std::iter::once("ctos".to_string())
+    let Ok(owned) = std::iter::once("ctos".to_string())
         .chain(args.iter().cloned())
-        .map(|a| CString::new(a).expect("no NUL in LLVM flags"))
-        .collect();
+        .map(CString::new)
+        .collect::<Result<Vec<_>, _>>()
+    else {
+        eprintln!("ctos: an LLVM flag contains a NUL character");
+        return false;
+    };
     let argv: Vec<*const c_char> = owned.iter().map(|a| a.as_ptr()).collect();
     let overview = b"ctos";
     let argc = argv.len() as i32;

@@ -53,8 +53,11 @@ fn read_conf(path: &Path) -> HashMap<String, String> {
 
 impl BenchBug {
     pub fn read(dir: &Path, llvm_major: u32) -> Result<BenchBug> {
+        // `.` names no folder: the bug's id is the name of the folder it resolves to.
+        let dir = &std::fs::canonicalize(dir).with_context(|| format!("cannot read {}", dir.display()))?;
         let meta: Meta = serde_json::from_str(
-            &std::fs::read_to_string(dir.join("meta.json")).with_context(|| format!("{}", dir.display()))?,
+            &std::fs::read_to_string(dir.join("meta.json"))
+                .with_context(|| format!("cannot read {}/meta.json", dir.display()))?,
         )
         .with_context(|| format!("{}/meta.json", dir.display()))?;
         let conf = read_conf(&dir.join("oracle.conf"));
@@ -79,11 +82,14 @@ impl BenchBug {
             _ => OracleMode::Auto,
         };
         Ok(BenchBug {
-            id: dir.file_name().unwrap().to_string_lossy().into_owned(),
+            id: dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned()),
             dir: dir.to_path_buf(),
             title: meta.title,
             kind: meta.kind,
-            pipeline: std::fs::read_to_string(dir.join("seq.txt")).context("seq.txt")?.trim().to_string(),
+            pipeline: std::fs::read_to_string(dir.join("seq.txt"))
+                .with_context(|| format!("cannot read {}/seq.txt", dir.display()))?
+                .trim()
+                .to_string(),
             program,
             driver: Some(dir.join("driver.ll")).filter(|d| d.exists()),
             llvm_args: extra.split_whitespace().map(str::to_string).collect(),
@@ -97,6 +103,9 @@ impl BenchBug {
 
 /// Every bug folder under `dir` (the bench root, its `bugs/`, or one bug folder).
 pub fn read_bench(dir: &Path, llvm_major: u32) -> Result<Vec<BenchBug>> {
+    if !dir.is_dir() {
+        anyhow::bail!("{}: no such folder", dir.display());
+    }
     if dir.join("meta.json").exists() {
         return Ok(vec![BenchBug::read(dir, llvm_major)?]);
     }

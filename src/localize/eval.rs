@@ -7,9 +7,8 @@ use super::bench::BenchBug;
 use super::isolate::{isolate, IsolateOptions, Progress};
 use super::sbfl::{metrics, Metrics};
 use super::search::Strategy;
-use crate::cli::split_target_flags;
-use crate::llvm::{CFrontend, IrModule};
-use crate::sandbox::{Limits, Pool};
+use crate::program::{Subject, SubjectSpec};
+use crate::sandbox::Limits;
 use crate::seq::{Catalog, Sequence};
 
 /// One isolation of one bug with one strategy.
@@ -125,19 +124,14 @@ pub fn evaluate_bug(
             reason: format!("fires on LLVM {}, not on {major}", fires.join(", ")),
         }));
     }
-    let (target, llvm_args) = split_target_flags(&bug.llvm_args);
-    let mut module = IrModule::load(&bug.program, &CFrontend::default(), &target)
-        .with_context(|| format!("bug {}: loading {}", bug.id, bug.program.display()))?;
-    if let Some(driver) = &bug.driver {
-        module.set_driver(driver)?;
-    }
+    let spec = SubjectSpec { driver: bug.driver.clone(), ..SubjectSpec::new(&bug.program, &bug.llvm_args) };
+    let mut subject = Subject::load(&spec, jobs, limits).with_context(|| format!("bug {}", bug.id))?;
     let buggy = Sequence::parse(&bug.pipeline, catalog).with_context(|| format!("bug {}: seq.txt", bug.id))?;
     let mut attempts = Vec::new();
     for seed in 1..=repeat as u64 {
-        let mut pool = Pool::new(jobs, limits, llvm_args.clone())?;
         let opts =
             IsolateOptions { oracle: bug.oracle.clone(), pattern: bug.pattern.clone(), strategy, seed, ..base.clone() };
-        let isolation = match isolate(&mut pool, &mut module, &buggy, catalog, &opts, progress) {
+        let isolation = match isolate(&mut subject.pool, &mut subject.module, &buggy, catalog, &opts, progress) {
             Ok(i) => i,
             Err(e) if e.to_string().contains("does not reproduce") => {
                 return Ok(result(BugOutcome::Skipped { reason: e.to_string() }))

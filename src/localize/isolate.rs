@@ -18,8 +18,9 @@ use super::search::{search, Budget, SearchSetup, SearchStats, Strategy, Witness}
 use super::similarity::SimilarityFormula;
 use crate::coverage::{self, Coverage, Granularity, Spectrum};
 use crate::llvm::{print_pipeline_passes, IrModule};
-use crate::oracle::{Failure, FailureKind, Oracle, ScriptOracle, Verdict};
-use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, Execution, JobSpec, Pool, Run};
+use crate::oracle::{observe, Failure, FailureKind, Observation, Oracle, ScriptOracle, Verdict};
+use crate::program::reference_execution;
+use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, JobSpec, Pool, Run};
 use crate::seq::reduce::reduce;
 use crate::seq::{render_with, Catalog, Pass, RenderOptions, Sequence};
 
@@ -110,7 +111,10 @@ pub struct Isolation {
     pub notes: Vec<String>,
     pub failing_elements: usize,
     pub failing_files: usize,
+    /// Printed as records of their own (`file`, `witness`), not in the summary.
+    #[serde(skip)]
     pub ranking: Vec<FileRank>,
+    #[serde(skip)]
     pub witnesses: Vec<Witness>,
     pub stats: SearchStats,
     pub seconds_reproduce_and_reduce: f64,
@@ -147,14 +151,6 @@ impl Runner<'_> {
     }
 }
 
-fn reference_execution(runner: &mut Runner) -> Result<Execution> {
-    let saved = runner.exec;
-    runner.exec = ExecMode::Always;
-    let run = runner.run("", false)?;
-    runner.exec = saved;
-    run.execution.with_context(|| format!("the unoptimized program does not run: {}", run.message.unwrap_or_default()))
-}
-
 /// The oracle for the failure `buggy` shows, or an error saying why there is none.
 fn establish_oracle(runner: &mut Runner, buggy: &str, opts: &IsolateOptions) -> Result<Oracle> {
     let can_execute = runner.module.has_main();
@@ -162,15 +158,19 @@ fn establish_oracle(runner: &mut Runner, buggy: &str, opts: &IsolateOptions) -> 
     if opts.oracle == OracleMode::WrongCode && !can_execute {
         bail!("a wrong-code oracle needs a main function: give one with --driver FILE.ll");
     }
-    let reference = if wants_execution { Some(reference_execution(runner)?) } else { None };
+    let reference = if wants_execution { Some(reference_execution(runner.pool, runner.module)?) } else { None };
     runner.exec = if wants_execution { ExecMode::Always } else { ExecMode::Never };
     let run = runner.run(buggy, false)?;
-    let failure = Failure::of(&run, reference.as_ref());
+    let failure = match observe(&run, reference.as_ref()) {
+        Observation::Rejected => bail!("LLVM rejects the pipeline '{buggy}': {}", run.message.unwrap_or_default()),
+        Observation::Clean => None,
+        Observation::Fails(f) => Some(f),
+    };
     let pattern = opts.pattern.as_deref().map(regex::Regex::new).transpose().context("--pattern")?;
     let script = match &opts.oracle {
         OracleMode::Script(path) => {
-            let script = ScriptOracle::new(path.clone());
-            if !script.fires(buggy) {
+            let script = ScriptOracle::new(path.clone()).map_err(anyhow::Error::msg)?;
+            if !script.fires(buggy)? {
                 bail!("the failure does not reproduce: {} says the bug does not fire on {buggy}", path.display());
             }
             runner.exec = ExecMode::Never;
@@ -200,7 +200,7 @@ fn establish_oracle(runner: &mut Runner, buggy: &str, opts: &IsolateOptions) -> 
         }
     };
     let oracle = Oracle { expected, reference, pattern, script };
-    if oracle.judge(&run, buggy) != Verdict::Same {
+    if oracle.judge(&run, buggy)? != Verdict::Same {
         bail!("the failure does not reproduce: the run does not match --pattern");
     }
     Ok(oracle)
@@ -232,6 +232,7 @@ pub fn isolate(
     progress: &mut dyn Progress,
 ) -> Result<Isolation> {
     let started = Instant::now();
+    catalog.set(&opts.candidates)?;
     // Reproduction and reduction need no coverage: run them without breakpoints.
     coverage::disarm();
     let mut runner = Runner {
@@ -253,7 +254,7 @@ pub fn isolate(
     if expanded != *buggy {
         let text = runner.text(&expanded)?;
         let run = runner.run(&text, false)?;
-        if oracle.judge(&run, &text) == Verdict::Same {
+        if oracle.judge(&run, &text)? == Verdict::Same {
             current = expanded;
         } else {
             notes.push("the expanded pipeline does not fail the same way; kept it unexpanded".into());
@@ -261,14 +262,25 @@ pub fn isolate(
     }
     if opts.reduce {
         progress.phase(&format!("reducing {} passes", current.len()));
+        let mut broken: Option<anyhow::Error> = None;
         let mut fails = |candidate: &Sequence| -> bool {
             let Ok(text) = runner.text(candidate) else { return false };
-            runner.run(&text, false).is_ok_and(|run| oracle.judge(&run, &text) == Verdict::Same)
+            let verdict = runner.run(&text, false).and_then(|run| oracle.judge(&run, &text));
+            match verdict {
+                Ok(v) => v == Verdict::Same,
+                Err(e) => {
+                    broken.get_or_insert(e);
+                    false
+                }
+            }
         };
         current = reduce(&current, &mut fails);
         let flat = current.flattened();
         if flat != current && fails(&flat) {
             current = flat;
+        }
+        if let Some(e) = broken {
+            return Err(e.context("reducing the failing sequence"));
         }
     }
     if !current.is_flat() {
@@ -287,7 +299,7 @@ pub fn isolate(
     // A nondeterministic failure may need a few tries to show again.
     for _ in 0..3 {
         let run = runner.run(&reduced, true)?;
-        if oracle.judge(&run, &reduced) == Verdict::Same {
+        if oracle.judge(&run, &reduced)? == Verdict::Same {
             failing_trace = run.trace;
             break;
         }

@@ -62,6 +62,8 @@ pub struct SearchStats {
     pub passing: usize,
     pub failing_same: usize,
     pub other_failures: usize,
+    /// Candidates LLVM refused to run (no evidence either way).
+    pub rejected: usize,
     pub generations: usize,
     pub best_similarity: f64,
     pub seconds: f64,
@@ -118,7 +120,7 @@ impl Searcher<'_, '_> {
     }
 
     /// Fitness of each individual (0 for any failure); unseen pipelines run in one batch.
-    fn evaluate(&mut self, individuals: &[Individual]) -> std::io::Result<Vec<f64>> {
+    fn evaluate(&mut self, individuals: &[Individual]) -> anyhow::Result<Vec<f64>> {
         let pipelines: Vec<String> = individuals.iter().map(|i| self.pipeline(i)).collect();
         let mut fresh: Vec<String> = Vec::new();
         for p in &pipelines {
@@ -139,7 +141,7 @@ impl Searcher<'_, '_> {
         for (pipeline, run) in fresh.iter().zip(results) {
             let run = run.expect("every job finishes");
             self.stats.evaluations += 1;
-            let verdict = self.s.oracle.judge(&run, pipeline);
+            let verdict = self.s.oracle.judge(&run, pipeline)?;
             let trace = run.trace.as_deref().unwrap_or(&[]);
             let sites = self.s.coverage.sites;
             let fitness = match verdict {
@@ -172,6 +174,10 @@ impl Searcher<'_, '_> {
                     *self.stats.other_kinds.entry(failure.to_string()).or_default() += 1;
                     0.0
                 }
+                Verdict::Rejected => {
+                    self.stats.rejected += 1;
+                    0.0
+                }
             };
             self.memo.insert(pipeline.clone(), fitness);
         }
@@ -192,7 +198,7 @@ pub fn search<R: Rng + ?Sized>(
     budget: Budget,
     rng: &mut R,
     progress: &mut dyn FnMut(&SearchStats),
-) -> std::io::Result<SearchResult> {
+) -> anyhow::Result<SearchResult> {
     params.constrained = strategy.constrained();
     let evidence = Evidence::new(setup.failing);
     let mut s = Searcher {

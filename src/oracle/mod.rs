@@ -29,6 +29,21 @@ pub enum FailureKind {
 }
 
 impl FailureKind {
+    pub const ALL: [FailureKind; 7] = [
+        FailureKind::Crash,
+        FailureKind::Fatal,
+        FailureKind::InvalidIr,
+        FailureKind::Timeout,
+        FailureKind::Oom,
+        FailureKind::Codegen,
+        FailureKind::WrongCode,
+    ];
+
+    /// The kind named as [`FailureKind::as_str`] names it.
+    pub fn parse(name: &str) -> Option<FailureKind> {
+        FailureKind::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             FailureKind::Crash => "crash",
@@ -101,36 +116,46 @@ pub fn execution_failure(execution: &Execution, reference: &Execution) -> Option
 }
 
 impl Failure {
-    /// The failure `run` shows, if any. Wrong code needs the unoptimized program's
-    /// execution as `reference`, and an execution in `run`.
-    pub fn of(run: &Run, reference: Option<&Execution>) -> Option<Failure> {
-        let message = run.message.as_deref().unwrap_or("");
-        let (kind, signature) = match run.outcome {
-            Outcome::Ok | Outcome::Rejected => {
-                return match (&run.execution, reference) {
-                    (Some(e), Some(r)) => execution_failure(e, r),
-                    _ => None,
-                }
-            }
-            Outcome::Crash => {
-                let crash = run.crash.as_ref();
-                let signal = crash.map_or("crash".to_string(), |c| signal_name(c.signal));
-                let top = crash.and_then(|c| c.frames.first());
-                (FailureKind::Crash, top.map_or(signal.clone(), |t| format!("{signal} in {t}")))
-            }
-            Outcome::Fatal => (FailureKind::Fatal, normalize(message)),
-            Outcome::InvalidIr => (FailureKind::InvalidIr, normalize(message)),
-            Outcome::Timeout => (FailureKind::Timeout, "optimizer timeout".into()),
-            Outcome::Oom => (FailureKind::Oom, "optimizer out of memory".into()),
-        };
-        Some(Failure { kind, signature })
-    }
-
     /// Whether `other` is this failure again. Wrong code is matched by kind alone: one
     /// miscompilation can print different wrong output, or crash, under other sequences.
     pub fn matches(&self, other: &Failure) -> bool {
         self.kind == other.kind && (self.kind == FailureKind::WrongCode || self.signature == other.signature)
     }
+}
+
+/// What one run shows on its own: nothing wrong, a failure, or a pipeline LLVM refused
+/// (a mistake in the input, never a bug and never a pass).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observation {
+    Clean,
+    Rejected,
+    Fails(Failure),
+}
+
+/// The one place a run becomes a failure. Wrong code needs the unoptimized program's
+/// execution as `reference`, and an execution in `run`.
+pub fn observe(run: &Run, reference: Option<&Execution>) -> Observation {
+    let message = run.message.as_deref().unwrap_or("");
+    let (kind, signature) = match run.outcome {
+        Outcome::Rejected => return Observation::Rejected,
+        Outcome::Ok => {
+            return match (&run.execution, reference) {
+                (Some(e), Some(r)) => execution_failure(e, r).map_or(Observation::Clean, Observation::Fails),
+                _ => Observation::Clean,
+            }
+        }
+        Outcome::Crash => {
+            let crash = run.crash.as_ref();
+            let signal = crash.map_or("crash".to_string(), |c| signal_name(c.signal));
+            let top = crash.and_then(|c| c.frames.first());
+            (FailureKind::Crash, top.map_or(signal.clone(), |t| format!("{signal} in {t}")))
+        }
+        Outcome::Fatal => (FailureKind::Fatal, normalize(message)),
+        Outcome::InvalidIr => (FailureKind::InvalidIr, normalize(message)),
+        Outcome::Timeout => (FailureKind::Timeout, "optimizer timeout".into()),
+        Outcome::Oom => (FailureKind::Oom, "optimizer out of memory".into()),
+    };
+    Observation::Fails(Failure { kind, signature })
 }
 
 /// How a run relates to the failure under study.
@@ -143,6 +168,8 @@ pub enum Verdict {
     Same,
     /// Some other failure: neither passing nor failing evidence.
     Other(Failure),
+    /// LLVM refused the pipeline: no evidence at all.
+    Rejected,
 }
 
 /// The failure under study, and how to recognize it.
@@ -157,25 +184,35 @@ pub struct Oracle {
 }
 
 impl Oracle {
+    /// Recognize `expected` by kind and signature alone (as campaigns and reducers do).
+    pub fn of(expected: Failure, reference: Option<Execution>) -> Oracle {
+        Oracle { expected, reference, pattern: None, script: None }
+    }
+
     /// Whether runs must execute the program to be judged.
     pub fn needs_execution(&self) -> bool {
         self.script.is_none() && matches!(self.expected.kind, FailureKind::WrongCode | FailureKind::Codegen)
     }
 
-    pub fn judge(&self, run: &Run, pipeline: &str) -> Verdict {
-        let failure = Failure::of(run, self.reference.as_ref());
+    /// The verdict on `run` of `pipeline`. `Err` only when the user's script cannot be run.
+    pub fn judge(&self, run: &Run, pipeline: &str) -> anyhow::Result<Verdict> {
+        let failure = match observe(run, self.reference.as_ref()) {
+            Observation::Rejected => return Ok(Verdict::Rejected),
+            Observation::Clean => None,
+            Observation::Fails(f) => Some(f),
+        };
         if let Some(script) = &self.script {
-            return match (script.fires(pipeline), failure) {
+            return Ok(match (script.fires(pipeline)?, failure) {
                 (true, _) => Verdict::Same,
                 (false, None) => Verdict::Passes,
                 (false, Some(f)) => Verdict::Other(f),
-            };
+            });
         }
-        match failure {
+        Ok(match failure {
             None => Verdict::Passes,
             Some(f) if self.expected.matches(&f) && self.pattern_matches(run) => Verdict::Same,
             Some(f) => Verdict::Other(f),
-        }
+        })
     }
 
     fn pattern_matches(&self, run: &Run) -> bool {
@@ -184,6 +221,37 @@ impl Oracle {
             Some(re) => re.is_match(run.message.as_deref().unwrap_or("")) || re.is_match(&run.stderr),
         }
     }
+}
+
+/// What the majority vote over one program's executions says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Vote {
+    /// Most optimized runs agree with each other but not with the unoptimized program:
+    /// the program is suspect (undefined behaviour the screening missed), nothing is reported.
+    Suspect,
+    /// Otherwise every execution that differs from the reference is wrong code: its index
+    /// in the executions voted on, and how it differs.
+    WrongCode(Vec<(usize, Failure)>),
+}
+
+/// CTOS's majority vote over the executions of one program under many sequences.
+pub fn vote(executions: &[Execution], reference: &Execution) -> Vote {
+    let mut counts: Vec<((&ExecStatus, &str), usize)> = Vec::new();
+    for e in executions {
+        let key = (&e.status, e.stdout.as_str());
+        match counts.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((key, 1)),
+        }
+    }
+    let reference_key = (&reference.status, reference.stdout.as_str());
+    // A strict majority has one key at most.
+    if counts.iter().any(|(key, n)| *key != reference_key && 2 * n > executions.len()) {
+        return Vote::Suspect;
+    }
+    Vote::WrongCode(
+        executions.iter().enumerate().filter_map(|(i, e)| execution_failure(e, reference).map(|f| (i, f))).collect(),
+    )
 }
 
 /// The de-duplication key of a failure whose sequence was reduced to `reduced`, and the

@@ -5,13 +5,14 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 
 use super::wire::{self, Phase};
 use super::{ExecMode, JobSpec, Limits, OptDone};
 use crate::llvm::{self, IrModule};
 
 static MSG_FD: AtomicI32 = AtomicI32::new(-1);
+static IN_CHILD: AtomicBool = AtomicBool::new(false);
 static PHASE: AtomicU8 = AtomicU8::new(0);
 
 /// File descriptors a child inherits for its job.
@@ -29,6 +30,11 @@ fn send(tag: u8, payload: &[u8]) {
 pub(super) fn set_phase(phase: Phase) {
     PHASE.store(phase as u8, Ordering::Relaxed);
     send(wire::PHASE, &[phase as u8]);
+}
+
+/// Whether this process is a sandboxed child (which must end in `_exit`, never unwind).
+pub fn in_child() -> bool {
+    IN_CHILD.load(Ordering::Relaxed)
 }
 
 /// The phase this child is in; coverage recording reads it to stop at the optimizer's end.
@@ -62,8 +68,13 @@ extern "C" fn on_crash(signal: c_int, info: *mut libc::siginfo_t, context: *mut 
     let mut buf = [0u8; 12 + 65 * 8];
     let used = wire::encode_crash(&mut buf, signal, fault, &trace[..len]);
     send(wire::CRASH, &buf[..used]);
-    // SA_RESETHAND restored the default action: re-raise so the parent sees the signal.
+    // SA_RESETHAND restored the default action, but the signal stays blocked while its
+    // handler runs: unblock it, then re-raise, so the parent sees the signal itself.
     unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, signal);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
         libc::raise(signal);
         libc::_exit(128 + signal)
     }
@@ -138,6 +149,7 @@ fn wait_for_command(fd: RawFd) -> u8 {
 
 /// The whole life of a child. Never returns.
 pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io: &ChildIo, limits: &Limits) -> ! {
+    IN_CHILD.store(true, Ordering::Relaxed);
     MSG_FD.store(io.msg, Ordering::Relaxed);
     unsafe {
         limit_and_redirect(io, limits);
@@ -146,7 +158,7 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
     }
     llvm::install_fatal_error_handler(on_fatal);
     if !llvm::parse_llvm_args(llvm_args) {
-        send(wire::FATAL, b"LLVM rejected the --llvm-arg flags (see stderr)");
+        send(wire::FATAL, super::check::LLVM_ARGS_REJECTED.as_bytes());
         unsafe { libc::_exit(77) }
     }
 

@@ -138,6 +138,9 @@ pub(super) fn classify(
             ExecStatus::CodegenError(message.clone())
         } else if let Some(RawCrash { phase: Phase::Codegen, signal, fault, trace }) = &e.crash {
             ExecStatus::CodegenError(describe_crash(&crash_of(*signal, *fault, trace)))
+        } else if let Some(crash) = e.crash.as_ref().filter(|c| c.phase == Phase::Executing) {
+            // The handler reports the program's own signal before the child dies of it.
+            ExecStatus::Signal(crash.signal)
         } else if let Some(signal) = signaled {
             ExecStatus::Signal(signal)
         } else {

@@ -5,6 +5,7 @@
 //! fork time would deadlock the child): no progress-bar ticker threads, no thread pools.
 
 mod batch;
+mod check;
 mod child;
 mod classify;
 mod pool;
@@ -16,7 +17,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use batch::{run_batch, run_batch_cached, BatchItem, ExecCache};
-pub use child::current_phase;
+pub use check::{check_pipelines, Rejection};
+pub use child::{current_phase, in_child};
 pub use pool::{Event, JobId, Pool};
 pub use wire::Phase;
 
@@ -127,15 +129,40 @@ pub struct OptDone {
     pub hash_millis: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "status", content = "value")]
 pub enum ExecStatus {
     Exited(i32),
+    /// The program was killed by this signal (its own SIGFPE, SIGSEGV, abort …).
     Signal(i32),
     Timeout,
     Oom,
     /// Code generation failed (or crashed) on IR the verifier accepted.
     CodegenError(String),
+}
+
+impl ExecStatus {
+    /// The kind of ending, as `--json` names it.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ExecStatus::Exited(_) => "exited",
+            ExecStatus::Signal(_) => "signal",
+            ExecStatus::Timeout => "timeout",
+            ExecStatus::Oom => "oom",
+            ExecStatus::CodegenError(_) => "codegen-error",
+        }
+    }
+
+    /// How the program ended, to follow "the program …".
+    pub fn describe(&self) -> String {
+        match self {
+            ExecStatus::Exited(code) => format!("exits with status {code}"),
+            ExecStatus::Signal(s) => format!("is killed by {}", signal_name(*s)),
+            ExecStatus::Timeout => "does not end within the execution time limit".into(),
+            ExecStatus::Oom => "runs out of memory".into(),
+            ExecStatus::CodegenError(m) => format!("cannot be compiled: {m}"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -183,17 +210,7 @@ pub struct Timing {
     pub hash: f64,
 }
 
+/// `SIGSEGV` for 11; `signal 64` for numbers without a name.
 pub fn signal_name(signal: i32) -> String {
-    let name = match signal {
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGILL => "SIGILL",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSYS => "SIGSYS",
-        libc::SIGTRAP => "SIGTRAP",
-        _ => return format!("signal {signal}"),
-    };
-    name.to_string()
+    nix::sys::signal::Signal::try_from(signal).map_or_else(|_| format!("signal {signal}"), |s| s.as_str().to_string())
 }

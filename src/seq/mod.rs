@@ -11,6 +11,7 @@ pub mod parse;
 pub mod random;
 pub mod reduce;
 mod render;
+pub use parse::pipeline_lines;
 pub use render::render_with;
 
 use std::fmt;

@@ -75,6 +75,15 @@ fn normalize(raw: Sequence, catalog: &Catalog, opts: &RenderOptions) -> Result<S
     Parser { text: &text, pos: 0, catalog, opts }.parse_all()
 }
 
+/// The pipelines of a file that holds one per line: (line number from 1, text), with `#`
+/// comments and blank lines left out.
+pub fn pipeline_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.split('#').next().unwrap_or("").trim()))
+        .filter(|(_, l)| !l.is_empty())
+}
+
 fn strip_comments(text: &str) -> String {
     text.lines().map(|l| l.split('#').next().unwrap_or("")).collect::<Vec<_>>().join("\n")
 }

@@ -2,18 +2,25 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Result};
-use ctos::fuzz::{self, CampaignConfig, RunOptions, Selection};
+use anyhow::{bail, Context as _, Result};
+use clap::parser::ValueSource;
+use clap::ArgMatches;
+use ctos::cli::{bounded, default_jobs, jobs, memory_mib, parse_duration};
+use ctos::fuzz::{self, CampaignConfig, Resumed, RunOptions, Selection};
 use ctos::llvm::VerifyEach;
+use ctos::output;
 use ctos::program::Generator;
 use ctos::seq::Nesting;
 
 #[derive(clap::Args)]
 #[command(after_help = "A campaign folder holds campaign.sqlite (plan, pairs done, failures, bugs), \
 stats.json (rewritten while running), programs/ and bugs/NNNN-<type>-<pass>/ (program, reduced \
-sequence, outcome, README with the opt and ctos commands that reproduce it). Interrupt it any time; \
---resume DIR continues without redoing or losing work.\n\nExamples:\n  ctos fuzz --out camp --time-limit 30m\n  \
-ctos fuzz --resume camp --time-limit 1h\n  ctos fuzz --out shard3 --shard 3/8 --seed 7   # as array job task 3 of 8\n  \
+sequence, outcome, README with the opt and ctos commands that reproduce it). Everything given is \
+checked before the folder is made. Interrupt a campaign any time; --resume DIR continues it without \
+redoing or losing work, with its stored configuration: --time-limit, --iterations (that many more) and \
+-j apply to the resumed run, and a flag that would change the configuration is refused.\n\nExamples:\n  \
+ctos fuzz --out camp --time-limit 30m\n  ctos fuzz --resume camp --time-limit 1h\n  \
+ctos fuzz --out shard3 --shard 3/8 --seed 7   # as array job task 3 of 8\n  \
 ctos merge --out all shard0 shard1 ...\n  ctos report camp")]
 pub struct FuzzArgs {
     /// New campaign folder.
@@ -22,17 +29,17 @@ pub struct FuzzArgs {
     /// Continue the campaign in DIR (its stored configuration applies).
     #[arg(long, value_name = "DIR")]
     resume: Option<PathBuf>,
-    /// Stop after this long (e.g. 90s, 30m, 2h); without it, run until interrupted.
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    /// Stop after this long (90s, 30m, 2h); without it, run until interrupted.
+    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
     time_limit: Option<Duration>,
-    /// Stop after this many iterations.
-    #[arg(long, value_name = "N")]
+    /// Stop after this many iterations (with --resume: this many more).
+    #[arg(long, value_name = "N", value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
     iterations: Option<usize>,
     /// Seed of every random choice (sequences, programs, embeddings, selection).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Children running at once [default: number of CPUs].
-    #[arg(short = 'j', long, value_name = "N")]
+    #[arg(short = 'j', long, value_name = "N", value_parser = jobs)]
     jobs: Option<usize>,
     /// Run shard I of N of the plan (0-based), e.g. as an array job; merge with `ctos merge`.
     #[arg(long, value_name = "I/N", value_parser = parse_shard, default_value = "0/1")]
@@ -46,7 +53,7 @@ pub struct FuzzArgs {
     /// Test these .c/.ll/.bc files instead of generated programs.
     #[arg(long, value_name = "DIR")]
     programs: Option<PathBuf>,
-    /// Test these pipelines (one per line) instead of random sequences.
+    /// Test these pipelines (one per line, '#' comments) instead of random sequences.
     #[arg(long, value_name = "FILE")]
     sequences: Option<PathBuf>,
     /// Catalog set random sequences draw from (unsafe passes are always left out).
@@ -57,22 +64,22 @@ pub struct FuzzArgs {
     #[arg(long, value_name = "PASSES")]
     exclude: Vec<String>,
     /// Random sequences generated per iteration.
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
     seq_pool: usize,
     /// Sequences selected from them.
-    #[arg(long, value_name = "N", default_value_t = 50)]
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
     seq_select: usize,
     /// Shortest and longest random sequence.
     #[arg(long, value_name = "MIN..MAX", default_value = "50..200", value_parser = parse_range)]
     seq_len: (usize, usize),
     /// csmith programs generated per iteration.
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = |s: &str| bounded(s, 1usize, 100_000))]
     prog_pool: usize,
     /// Programs selected from them (after screening for undefined behaviour).
-    #[arg(long, value_name = "N", default_value_t = 4)]
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = |s: &str| bounded(s, 1usize, 100_000))]
     prog_select: usize,
     /// Minimum size of a csmith program in bytes (the paper: 80 KB).
-    #[arg(long, value_name = "BYTES", default_value_t = 80_000)]
+    #[arg(long, value_name = "BYTES", default_value_t = 80_000, value_parser = |s: &str| bounded(s, 0usize, 100_000_000))]
     min_size: usize,
     /// An LLVM option for every run (repeatable), e.g. --llvm-arg=-slp-threshold=-50.
     #[arg(long = "llvm-arg", value_name = "FLAG", allow_hyphen_values = true)]
@@ -84,73 +91,85 @@ pub struct FuzzArgs {
     /// How bare passes share adaptors.
     #[arg(long, value_enum, default_value_t = Nesting::Grouped)]
     nesting: Nesting,
-    /// Seconds one sequence may optimize (then: a performance bug).
-    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
-    opt_timeout: f64,
-    /// Seconds code generation plus the program may take.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
-    exec_timeout: f64,
+    /// Time one sequence may optimize (then: a performance bug).
+    #[arg(long, value_name = "TIME", default_value = "30", value_parser = parse_duration)]
+    opt_timeout: Duration,
+    /// Time code generation plus the program may take.
+    #[arg(long, value_name = "TIME", default_value = "10", value_parser = parse_duration)]
+    exec_timeout: Duration,
     /// Memory cap per child in MiB (then: a performance bug).
-    #[arg(long, value_name = "MIB", default_value_t = 4096)]
+    #[arg(long, value_name = "MIB", default_value_t = 4096, value_parser = memory_mib)]
     memory: u64,
     /// Also reduce each new bug's C program with cvise (kept as program.reduced.c).
     #[arg(long)]
     reduce_programs: bool,
-    /// Seconds cvise may spend per bug.
-    #[arg(long, value_name = "SECS", default_value_t = 300.0)]
-    reduce_programs_time: f64,
+    /// Time cvise may spend per bug.
+    #[arg(long, value_name = "TIME", default_value = "300", value_parser = parse_duration)]
+    reduce_programs_time: Duration,
+    /// Print the report as JSON Lines (see the README) instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
-fn parse_time(s: &str) -> Result<Duration, String> {
-    let (number, unit) = s.split_at(s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len()));
-    let n: f64 = number.parse().map_err(|_| format!("'{s}' is not a duration (e.g. 90s, 30m, 2h)"))?;
-    let secs = match unit {
-        "" | "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => return Err(format!("unknown unit '{unit}' in '{s}' (s, m or h)")),
-    };
-    if secs <= 0.0 {
-        return Err("the time limit must be positive".into());
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
+/// The flags that make up a campaign's stored configuration: (argument id, the config
+/// keys it sets). On --resume, one given with another value than stored is refused.
+const CONFIG_FLAGS: &[(&str, &[&str])] = &[
+    ("seed", &["seed"]),
+    ("shard", &["shard"]),
+    ("selection", &["selection"]),
+    ("generator", &["generator"]),
+    ("programs", &["programs_dir"]),
+    ("sequences", &["sequences_file"]),
+    ("pass_set", &["pass_set"]),
+    ("exclude", &["exclude"]),
+    ("seq_pool", &["seq_pool"]),
+    ("seq_select", &["seq_select"]),
+    ("seq_len", &["seq_min", "seq_max"]),
+    ("prog_pool", &["prog_pool"]),
+    ("prog_select", &["prog_select"]),
+    ("min_size", &["min_size"]),
+    ("llvm_args", &["llvm_args"]),
+    ("verify_each", &["verify_each"]),
+    ("nesting", &["nesting"]),
+    ("opt_timeout", &["opt_timeout"]),
+    ("exec_timeout", &["exec_timeout"]),
+    ("memory", &["memory_mib"]),
+    ("reduce_programs", &["reduce_programs"]),
+    ("reduce_programs_time", &["reduce_programs_seconds"]),
+];
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
-    let (i, n) = s.split_once('/').ok_or_else(|| format!("'{s}' is not I/N"))?;
-    let (i, n): (usize, usize) = (i.parse().map_err(|_| "bad shard index")?, n.parse().map_err(|_| "bad shard count")?);
+    let bad = || format!("'{s}' is not a shard: expected I/N with 0 <= I < N, like 3/8");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (i.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
     if n == 0 || i >= n {
-        return Err(format!("shard {i}/{n}: need 0 <= I < N"));
+        return Err(bad());
     }
     Ok((i, n))
 }
 
 fn parse_range(s: &str) -> Result<(usize, usize), String> {
-    let (a, b) = s.split_once("..").ok_or_else(|| format!("'{s}' is not MIN..MAX"))?;
-    let (a, b): (usize, usize) = (a.parse().map_err(|_| "bad minimum")?, b.parse().map_err(|_| "bad maximum")?);
-    if a == 0 || a > b {
-        return Err(format!("{a}..{b}: need 1 <= MIN <= MAX"));
+    let bad = || format!("'{s}' is not a length range: expected MIN..MAX with 1 <= MIN <= MAX, like 50..200");
+    let (a, b) = s.split_once("..").ok_or_else(bad)?;
+    let (a, b): (usize, usize) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+    if a == 0 || a > b || b > 100_000 {
+        return Err(bad());
     }
     Ok((a, b))
 }
 
-pub fn main(args: FuzzArgs) -> Result<ExitCode> {
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let run = RunOptions { time_limit: args.time_limit, jobs, status_line: true };
-    if let Some(dir) = &args.resume {
-        fuzz::resume(dir, run)?;
-        fuzz::print_report(dir, false)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    if args.seq_select == 0 || args.prog_select == 0 {
-        bail!("--seq-select and --prog-select must be at least 1");
-    }
-    let config = CampaignConfig {
+/// A path as the campaign stores it: absolute, so a resume from elsewhere finds it.
+fn absolute(path: &Option<PathBuf>) -> Option<PathBuf> {
+    path.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+}
+
+fn config_of(args: &FuzzArgs) -> CampaignConfig {
+    CampaignConfig {
         seed: args.seed,
         selection: args.selection,
         generator: args.generator,
-        programs_dir: args.programs.clone(),
-        sequences_file: args.sequences.clone(),
+        programs_dir: absolute(&args.programs),
+        sequences_file: absolute(&args.sequences),
         pass_set: args.pass_set.clone(),
         exclude: args.exclude.clone(),
         seq_pool: args.seq_pool.max(args.seq_select),
@@ -160,20 +179,66 @@ pub fn main(args: FuzzArgs) -> Result<ExitCode> {
         prog_pool: args.prog_pool.max(args.prog_select),
         prog_select: args.prog_select,
         min_size: args.min_size,
-        opt_timeout: args.opt_timeout,
-        exec_timeout: args.exec_timeout,
+        opt_timeout: args.opt_timeout.as_secs_f64(),
+        exec_timeout: args.exec_timeout.as_secs_f64(),
         memory_mib: args.memory,
         llvm_args: args.llvm_args.clone(),
         verify_each: args.verify_each,
         nesting: args.nesting,
         reduce_programs: args.reduce_programs,
-        reduce_programs_seconds: args.reduce_programs_time,
+        reduce_programs_seconds: args.reduce_programs_time.as_secs_f64(),
         shard: args.shard,
         max_iterations: args.iterations,
+    }
+}
+
+/// The configuration flags given on this command line whose values differ from `stored`.
+fn changed_flags(args: &FuzzArgs, matches: &ArgMatches, stored: &CampaignConfig) -> Vec<String> {
+    let given = serde_json::to_value(config_of(args)).unwrap_or_default();
+    let stored = serde_json::to_value(stored).unwrap_or_default();
+    let mut changed = Vec::new();
+    for (id, keys) in CONFIG_FLAGS {
+        if matches.value_source(id) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        if keys.iter().any(|k| given[k] != stored[k]) {
+            let stored_values: Vec<String> = keys.iter().map(|k| stored[k].to_string()).collect();
+            changed.push(format!("--{} (stored: {})", id.replace('_', "-"), stored_values.join(", ")));
+        }
+    }
+    changed
+}
+
+pub fn main(args: FuzzArgs, matches: &ArgMatches) -> Result<ExitCode> {
+    let run =
+        RunOptions { time_limit: args.time_limit, jobs: args.jobs.unwrap_or_else(default_jobs), status_line: true };
+    let dir = match &args.resume {
+        Some(dir) => {
+            let changed = changed_flags(&args, matches, &fuzz::stored_config(dir)?);
+            if !changed.is_empty() {
+                bail!(
+                    "a resumed campaign keeps its configuration, and {} would change it; drop the flag, \
+                     or start a new campaign with --out",
+                    changed.join(", ")
+                );
+            }
+            if let Resumed::AlreadyDone { iterations } = fuzz::resume(dir, run, args.iterations)? {
+                eprintln!(
+                    "note: the campaign has done its {iterations} iterations; extend it with --iterations N or --time-limit TIME"
+                );
+            }
+            dir.clone()
+        }
+        None => {
+            let dir = args.out.clone().context("give --out DIR for a new campaign, or --resume DIR")?;
+            fuzz::start(&dir, config_of(&args), run)?;
+            dir
+        }
     };
-    let dir = args.out.clone().expect("clap requires --out or --resume");
-    fuzz::start(&dir, config, run)?;
-    fuzz::print_report(&dir, false)?;
+    if args.json {
+        output::begin("ctos fuzz", Some(fuzz::stored_config(&dir)?.seed))?;
+    }
+    fuzz::print_report(&dir, args.json)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -189,24 +254,24 @@ pub struct InterestingArgs {
     verify_each: VerifyEach,
     #[arg(long = "llvm-arg", allow_hyphen_values = true)]
     llvm_args: Vec<String>,
-    #[arg(long, default_value_t = 30.0)]
-    opt_timeout: f64,
-    #[arg(long, default_value_t = 10.0)]
-    exec_timeout: f64,
+    #[arg(long, default_value = "30", value_parser = parse_duration)]
+    opt_timeout: Duration,
+    #[arg(long, default_value = "10", value_parser = parse_duration)]
+    exec_timeout: Duration,
     program: PathBuf,
 }
 
 pub fn interesting(args: InterestingArgs) -> Result<ExitCode> {
-    let kind = serde_json::from_value(serde_json::Value::String(args.kind.clone()))
-        .map_err(|_| anyhow::anyhow!("unknown failure kind '{}'", args.kind))?;
+    let kind = ctos::oracle::FailureKind::parse(&args.kind)
+        .with_context(|| format!("unknown failure kind '{}'", args.kind))?;
     let check = ctos::fuzz::cvise::Interesting {
         failure: ctos::oracle::Failure { kind, signature: args.signature },
         pipeline: args.passes,
         verify_each: args.verify_each,
         llvm_args: args.llvm_args,
         limits: ctos::sandbox::Limits {
-            opt_timeout: Duration::from_secs_f64(args.opt_timeout),
-            exec_timeout: Duration::from_secs_f64(args.exec_timeout),
+            opt_timeout: args.opt_timeout,
+            exec_timeout: args.exec_timeout,
             ..Default::default()
         },
     };

@@ -35,11 +35,11 @@ enum Command {
     Passes(passes::PassesArgs),
     /// Run a CTOS campaign: diverse programs x diverse pass sequences, reduced unique bugs.
     Fuzz(fuzz::FuzzArgs),
-    /// Print the unique bugs of a campaign folder.
+    /// Print the unique bugs of a campaign folder (read-only: it may be running).
     Report {
         /// The campaign folder.
         dir: std::path::PathBuf,
-        /// JSON instead of a table.
+        /// JSON Lines instead of a table: begin, one `bug` record per bug, summary.
         #[arg(long)]
         json: bool,
     },
@@ -51,9 +51,12 @@ enum Command {
         /// The merged campaign folder (new).
         #[arg(long, value_name = "DIR")]
         out: std::path::PathBuf,
-        /// The shard folders.
+        /// The shard folders (only read).
         #[arg(required = true)]
         shards: Vec<std::path::PathBuf>,
+        /// Print the merged report as JSON Lines instead of a table.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -62,19 +65,32 @@ fn version() -> String {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    ctos::cli::install_panic_hook();
+    let (cli, matches) = match ctos::cli::parse_args::<Cli>() {
+        Ok(parsed) => parsed,
+        Err(code) => return code,
+    };
     let result = match cli.command {
         Command::Run(args) => run::main(args),
         Command::Passes(args) => passes::main(args),
-        Command::Fuzz(args) => fuzz::main(args),
+        Command::Fuzz(args) => {
+            let sub = matches.subcommand_matches("fuzz").expect("clap parsed the fuzz subcommand");
+            fuzz::main(args, sub)
+        }
         Command::Interesting(args) => fuzz::interesting(args),
-        Command::Report { dir, json } => ctos::fuzz::print_report(&dir, json).map(|_| ExitCode::SUCCESS),
-        Command::Merge { out, shards } => {
+        Command::Report { dir, json } => report(&dir, json, "ctos report"),
+        Command::Merge { out, shards, json } => {
             let shards: Vec<&std::path::Path> = shards.iter().map(|p| p.as_path()).collect();
-            ctos::fuzz::merge(&out, &shards)
-                .and_then(|_| ctos::fuzz::print_report(&out, false))
-                .map(|_| ExitCode::SUCCESS)
+            ctos::fuzz::merge(&out, &shards).and_then(|_| report(&out, json, "ctos merge"))
         }
     };
     ctos::cli::exit_with(result)
+}
+
+fn report(dir: &std::path::Path, json: bool, tool: &str) -> anyhow::Result<ExitCode> {
+    if json {
+        ctos::output::begin(tool, None)?;
+    }
+    ctos::fuzz::print_report(dir, json)?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -4,11 +4,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
-use ctos::cli::{load_input, validate, InputArgs, LimitArgs};
+use ctos::cli::{load_input, InputArgs, LimitArgs};
 use ctos::coverage::{Coverage, Granularity, Summary};
 use ctos::llvm::VerifyEach;
-use ctos::sandbox::{run_batch, signal_name, BatchItem, ExecMode, ExecStatus, Execution, JobSpec, Pool, Run};
-use ctos::seq::{Catalog, Nesting, RenderOptions, Sequence};
+use ctos::output as json;
+use ctos::sandbox::{run_batch, signal_name, BatchItem, ExecMode, ExecStatus, Execution, JobSpec, Rejection, Run};
+use ctos::seq::{pipeline_lines, Catalog, Nesting, RenderOptions, Sequence};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
@@ -30,7 +31,8 @@ pub struct RunArgs {
     /// Also execute main (JIT) of each optimized module and of the unoptimized one.
     #[arg(long)]
     exec: bool,
-    /// One JSON object per pipeline, one per line, in input order.
+    /// JSON Lines instead of the table: begin, the reference (with --exec), one `run`
+    /// record per pipeline in input order, summary (see the README).
     #[arg(long)]
     json: bool,
     /// Write each optimized module to DIR/<index>.ll.
@@ -46,63 +48,96 @@ pub struct RunArgs {
     /// Keep instcombine's verify-fixpoint default (missing the fixpoint is then fatal).
     #[arg(long)]
     verify_fixpoint: bool,
-    /// Record which LLVM code each pipeline ran, per source file (`files`), per function
-    /// or per basic block; with --json each line gets a `coverage` object.
+    /// Record which LLVM code each pipeline ran, per function or per basic block, with
+    /// hits per source file; with --json each `run` record gets a `coverage` object.
     #[arg(long, value_enum, value_name = "GRANULARITY")]
     coverage: Option<Granularity>,
     #[command(flatten)]
     limits: LimitArgs,
 }
 
+/// One `run` record of `--json`.
 #[derive(Serialize)]
-struct Line<'a> {
+struct RunRecord<'a> {
     index: usize,
     pipeline: &'a str,
     outcome: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
     ir_hash: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     message: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    signal: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The optimizer's signal for a crash, or the program's when it was killed.
+    signal: Option<String>,
     crash_frames: Option<&'a [String]>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     instructions: Option<usize>,
     opt_ms: f64,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    exec: Option<ExecFields<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(flatten)]
+    exec: ExecRecord<'a>,
+    /// Same status and output as the unoptimized program (null without --exec).
+    matches_reference: Option<bool>,
     coverage: Option<Summary>,
 }
 
-#[derive(Serialize)]
-struct ExecFields<'a> {
-    exec_status: String,
+/// How an execution ended, in `run` and `reference` records; all null without one.
+#[derive(Serialize, Default)]
+struct ExecRecord<'a> {
+    exec_status: Option<&'static str>,
     exit_code: Option<i32>,
-    stdout: &'a str,
-    exec_ms: f64,
-    reference_exit_code: Option<i32>,
-    reference_stdout: &'a str,
+    stdout: Option<&'a str>,
+    exec_ms: Option<f64>,
 }
 
-fn read_pipelines(args: &RunArgs) -> Result<Vec<String>> {
-    let mut texts = args.passes.clone();
+impl<'a> ExecRecord<'a> {
+    fn of(e: Option<&'a Execution>) -> ExecRecord<'a> {
+        let Some(e) = e else { return ExecRecord::default() };
+        ExecRecord {
+            exec_status: Some(e.status.as_str()),
+            exit_code: match e.status {
+                ExecStatus::Exited(code) => Some(code),
+                _ => None,
+            },
+            stdout: Some(&e.stdout),
+            exec_ms: Some(round2(e.millis)),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ReferenceRecord<'a> {
+    #[serde(flatten)]
+    exec: ExecRecord<'a>,
+    signal: Option<String>,
+}
+
+#[derive(Serialize)]
+struct SummaryRecord {
+    pipelines: usize,
+    outcomes: BTreeMap<&'static str, usize>,
+    seconds: f64,
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+fn program_signal(e: Option<&Execution>) -> Option<String> {
+    match e?.status {
+        ExecStatus::Signal(s) => Some(signal_name(s)),
+        _ => None,
+    }
+}
+
+/// The pipelines to run, each with where it came from (`--passes` or `FILE:LINE`).
+fn read_pipelines(args: &RunArgs) -> Result<Vec<(String, String)>> {
+    let mut texts: Vec<(String, String)> = args.passes.iter().map(|p| (p.clone(), "--passes".to_string())).collect();
     if let Some(path) = &args.seq_file {
-        let content = if path.as_os_str() == "-" {
+        let (content, name) = if path.as_os_str() == "-" {
             let mut s = String::new();
             std::io::stdin().read_to_string(&mut s).context("reading pipelines from standard input")?;
-            s
+            (s, "<stdin>".to_string())
         } else {
-            std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?
+            let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+            (text, path.display().to_string())
         };
-        texts.extend(
-            content
-                .lines()
-                .map(|l| l.split('#').next().unwrap_or("").trim())
-                .filter(|l| !l.is_empty())
-                .map(str::to_string),
-        );
+        texts.extend(pipeline_lines(&content).map(|(line, text)| (text.to_string(), format!("{name}:{line}"))));
     }
     if texts.is_empty() {
         bail!("no pipeline given: use --passes PIPELINE or --seq-file FILE");
@@ -110,48 +145,46 @@ fn read_pipelines(args: &RunArgs) -> Result<Vec<String>> {
     Ok(texts)
 }
 
-fn status_text(status: &ExecStatus) -> (String, Option<i32>) {
-    match status {
-        ExecStatus::Exited(code) => ("exited".into(), Some(*code)),
-        ExecStatus::Signal(s) => (format!("signal {}", signal_name(*s)), None),
-        ExecStatus::Timeout => ("timeout".into(), None),
-        ExecStatus::Oom => ("oom".into(), None),
-        ExecStatus::CodegenError(m) => (format!("codegen-error: {m}"), None),
-    }
-}
-
 pub fn main(args: RunArgs) -> Result<ExitCode> {
+    let started = std::time::Instant::now();
     let catalog = Catalog::for_llvm(ctos::llvm::version().0)?;
     let options = RenderOptions { nesting: args.nesting, verify_fixpoint: args.verify_fixpoint };
     let texts = read_pipelines(&args)?;
     let mut pipelines = Vec::with_capacity(texts.len());
-    for (i, text) in texts.iter().enumerate() {
-        let seq = Sequence::parse_with(text, &catalog, &options).with_context(|| {
-            if texts.len() > 1 {
-                format!("pipeline {} ({text})", i + 1)
-            } else {
-                text.clone()
-            }
-        })?;
+    for (text, origin) in &texts {
+        let seq = Sequence::parse_with(text, &catalog, &options).with_context(|| origin.clone())?;
         pipelines.push(ctos::seq::render_with(&seq, &catalog, &options)?);
     }
-    let mut input = load_input(&args.input)?;
+    let mut input = load_input(&args.input, &args.limits)?;
     if args.exec && !input.module.has_main() {
         bail!(
             "--exec needs a main function: {} defines none (give one with --driver FILE.ll)",
             args.input.program.display()
         );
     }
-    let mut pool = Pool::new(args.limits.jobs(), args.limits.limits()?, input.llvm_args.clone())?;
-    validate(&mut pool, &input.target, &pipelines)?;
+    if let Err(rejection) = input.check(&pipelines) {
+        return Err(match &rejection {
+            Rejection::Pipeline { index, .. } => anyhow::Error::new(rejection.clone()).context(texts[*index].1.clone()),
+            _ => rejection.into(),
+        });
+    }
     if let Some(dir) = &args.emit_ir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
 
-    let reference = if args.exec { Some(reference_run(&mut pool, &mut input.module)?) } else { None };
+    let reference = if args.exec { Some(reference(&mut input)?) } else { None };
+    if args.json {
+        json::begin("ctos run", None)?;
+        if let Some(r) = &reference {
+            json::emit(
+                "reference",
+                &ReferenceRecord { exec: ExecRecord::of(Some(r)), signal: program_signal(Some(r)) },
+            )?;
+        }
+    }
     let coverage = args.coverage.map(|g| {
         let c = Coverage::arm(g);
-        pool.set_observer(c.observer());
+        input.pool.set_observer(c.observer());
         c
     });
     let progress = progress_bar(pipelines.len(), args.json);
@@ -174,10 +207,12 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         print_header(&mut out, args.exec)?;
     }
     let mut write_error = None;
-    run_batch(&mut pool, &mut input.module, items, |index, run| {
+    let mut outcomes: BTreeMap<&'static str, usize> = BTreeMap::new();
+    run_batch(&mut input.pool, &mut input.module, items, |index, run| {
         progress.inc(1);
         ready.insert(index, run);
         while let Some(run) = ready.remove(&next) {
+            *outcomes.entry(run.outcome.as_str()).or_default() += 1;
             let summary = coverage.zip(run.trace.as_deref()).map(|(c, t)| c.spectrum(t).summary(c.sites));
             let result = emit(&mut out, &args, next, &pipelines[next], &run, reference.as_ref(), summary);
             if let Err(e) = result {
@@ -190,22 +225,18 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     if let Some(e) = write_error {
         return Err(e);
     }
+    if args.json {
+        let seconds = round2(started.elapsed().as_secs_f64());
+        json::emit("summary", &SummaryRecord { pipelines: pipelines.len(), outcomes, seconds })?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-fn reference_run(pool: &mut Pool, module: &mut ctos::llvm::IrModule) -> Result<Execution> {
-    let job = JobSpec { exec: ExecMode::Always, ..JobSpec::optimize("") };
-    let mut result = None;
-    run_batch(pool, module, [BatchItem { index: 0, job }], |_, run| result = Some(run))?;
-    let run = result.expect("one run");
-    let execution = run.execution.with_context(|| {
-        format!("the unoptimized program could not be run: {}", run.message.unwrap_or_else(|| run.stderr.clone()))
-    })?;
+/// The unoptimized program's execution, with a warning when it does not end cleanly.
+fn reference(input: &mut ctos::program::Subject) -> Result<Execution> {
+    let execution = input.reference()?;
     if execution.status != ExecStatus::Exited(0) {
-        eprintln!(
-            "warning: the unoptimized program ends with {}; outputs are compared anyway",
-            status_text(&execution.status).0
-        );
+        eprintln!("warning: the unoptimized program {}; outputs are compared anyway", execution.status.describe());
     }
     Ok(execution)
 }
@@ -246,49 +277,36 @@ fn emit(
         std::fs::write(&path, ir).with_context(|| format!("cannot write {}", path.display()))?;
     }
     let hash = run.ir_hash.map(|h| format!("{h:016x}"));
-    let exec = match (&run.execution, reference) {
-        (Some(e), Some(r)) => {
-            let (exec_status, exit_code) = status_text(&e.status);
-            let (_, reference_exit_code) = status_text(&r.status);
-            Some(ExecFields {
-                exec_status,
-                exit_code,
-                stdout: &e.stdout,
-                exec_ms: e.millis,
-                reference_exit_code,
-                reference_stdout: &r.stdout,
-            })
-        }
-        _ => None,
-    };
+    let execution = run.execution.as_ref();
+    let matches_reference = execution.zip(reference).map(|(e, r)| e.status == r.status && e.stdout == r.stdout);
     if args.json {
-        let line = Line {
+        let record = RunRecord {
             index,
             pipeline,
             outcome: run.outcome.as_str(),
             ir_hash: hash,
             message: run.message.as_deref(),
-            signal: run.crash.as_ref().map(|c| c.signal),
+            signal: run.crash.as_ref().map(|c| signal_name(c.signal)).or_else(|| program_signal(execution)),
             crash_frames: run.crash.as_ref().map(|c| c.frames.as_slice()),
             instructions: run.instructions,
-            opt_ms: (run.opt_millis * 100.0).round() / 100.0,
-            exec,
+            opt_ms: round2(run.opt_millis),
+            exec: ExecRecord::of(execution),
+            matches_reference,
             coverage,
         };
-        writeln!(out, "{}", serde_json::to_string(&line)?)?;
+        json::emit("run", &record)?;
     } else {
         let hash = hash.unwrap_or_else(|| "-".into());
         if args.exec {
-            let (status, same) = match &exec {
-                Some(e) => (
-                    e.exit_code.map_or(e.exec_status.clone(), |c| format!("exit {c}")),
-                    if e.stdout == e.reference_stdout && e.exit_code == e.reference_exit_code {
-                        "=ref"
-                    } else {
-                        "DIFF"
-                    },
-                ),
-                None => ("-".into(), "-"),
+            let status = execution.map_or("-".to_string(), |e| match &e.status {
+                ExecStatus::Exited(code) => format!("exit {code}"),
+                ExecStatus::Signal(s) => signal_name(*s),
+                other => other.as_str().to_string(),
+            });
+            let same = match matches_reference {
+                Some(true) => "=ref",
+                Some(false) => "DIFF",
+                None => "-",
             };
             let status: String = status.chars().take(12).collect();
             writeln!(

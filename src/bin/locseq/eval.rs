@@ -1,12 +1,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
-use ctos::cli::LimitArgs;
+use anyhow::{bail, Result};
+use ctos::cli::{bounded, LimitArgs};
 use ctos::localize::bench::read_bench;
-use ctos::localize::eval::{evaluate_bug, summarize, BugOutcome, BugResult, EvalSetup};
+use ctos::localize::eval::{evaluate_bug, summarize, BugOutcome, BugResult, EvalSetup, StrategySummary};
 use ctos::localize::search::Strategy;
+use ctos::output;
 use ctos::seq::Catalog;
+use serde::Serialize;
 
 use crate::isolate::Bar;
 use crate::options::SearchArgs;
@@ -23,12 +25,13 @@ pub struct EvalArgs {
     #[arg(long = "strategy", value_enum)]
     pub strategies: Vec<Strategy>,
     /// Isolations per bug and strategy; ranks are the median over them.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = |s: &str| bounded(s, 1usize, 1000))]
     pub repeat: usize,
     /// Only these bugs (folder names; repeatable).
     #[arg(long = "bug", value_name = "ID")]
     pub bugs: Vec<String>,
-    /// Print JSON (per-bug results and per-strategy summaries) instead of tables.
+    /// JSON Lines instead of tables (see the README): begin, one `bug` record per bug and
+    /// strategy, summary with the per-strategy metrics.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -49,19 +52,34 @@ fn rank_text(r: &BugResult) -> String {
     }
 }
 
+#[derive(Serialize)]
+struct Summary<'a> {
+    bench: String,
+    time_per_bug: f64,
+    repeat: usize,
+    strategies: &'a [StrategySummary],
+}
+
 pub fn main(args: EvalArgs) -> Result<ExitCode> {
     let major = ctos::llvm::version().0;
     let catalog = Catalog::for_llvm(major)?;
     let mut bugs = read_bench(&args.bench, major)?;
+    if bugs.is_empty() {
+        bail!("{} holds no bug folders (folders with a meta.json, as in shared/bench)", args.bench.display());
+    }
+    if let Some(unknown) = args.bugs.iter().find(|id| !bugs.iter().any(|b| &b.id == *id)) {
+        let known: Vec<&str> = bugs.iter().map(|b| b.id.as_str()).collect();
+        bail!("--bug {unknown}: no such bug in {} (it has {})", args.bench.display(), known.join(", "));
+    }
     if !args.bugs.is_empty() {
         bugs.retain(|b| args.bugs.contains(&b.id));
     }
     let strategies = if args.strategies.is_empty() { vec![Strategy::Cga] } else { args.strategies.clone() };
     let setup = EvalSetup {
-        base: args.search.options()?,
-        repeat: args.repeat.max(1),
+        base: args.search.options(&catalog)?,
+        repeat: args.repeat,
         jobs: args.limits.jobs(),
-        limits: args.limits.limits()?,
+        limits: args.limits.limits(),
         catalog: &catalog,
     };
     let mut results = Vec::new();
@@ -78,21 +96,23 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
     }
     let summaries: Vec<_> = strategies.iter().map(|&s| summarize(s, &results)).collect();
     if args.json {
-        let report = serde_json::json!({
-            "llvm_version": ctos::llvm::version_string(),
-            "command": std::env::args().collect::<Vec<_>>(),
-            "time_per_bug": args.search.time,
-            "repeat": args.repeat,
-            "bugs": results,
-            "summary": summaries,
-        });
-        ctos::outln!("{}", serde_json::to_string_pretty(&report)?)?;
+        output::begin("locseq eval", None)?;
+        for result in &results {
+            output::emit("bug", result)?;
+        }
+        let summary = Summary {
+            bench: args.bench.display().to_string(),
+            time_per_bug: args.search.time.as_secs_f64(),
+            repeat: args.repeat,
+            strategies: &summaries,
+        };
+        output::emit("summary", &summary)?;
         return Ok(ExitCode::SUCCESS);
     }
     ctos::outln!(
         "LLVM {}, {} s of search per bug, {} repeat(s)\n",
         ctos::llvm::version_string(),
-        args.search.time,
+        args.search.time.as_secs_f64(),
         args.repeat
     )?;
     ctos::out!("{:<8} {:<11}", "bug", "type")?;

@@ -1,14 +1,21 @@
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context as _, Result};
-use ctos::cli::{load_input, InputArgs, LimitArgs};
+use ctos::cli::{bounded, load_input, InputArgs, LimitArgs};
+use ctos::coverage::Granularity;
+use ctos::localize::evidence::FailingEvidence;
 use ctos::localize::isolate::{isolate, Isolation, OracleMode, Progress};
+use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::search::{SearchStats, Strategy};
-use ctos::sandbox::Pool;
-use ctos::seq::{Catalog, Sequence};
+use ctos::localize::similarity::SimilarityFormula;
+use ctos::oracle::ScriptOracle;
+use ctos::output;
+use ctos::seq::{pipeline_lines, Catalog, Sequence};
 use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
 
 use crate::options::SearchArgs;
 
@@ -36,11 +43,12 @@ pub struct IsolateArgs {
     /// Seed of every random choice.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Write the ranking, reduced sequence, bug-free sequences and statistics as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Files to show.
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    /// JSON Lines instead of the report (see the README): begin, one `file` record per
+    /// ranked file, one `witness` record per bug-free sequence, summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Files to show in the report.
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
     pub top: usize,
     #[command(flatten)]
     pub search: SearchArgs,
@@ -54,11 +62,11 @@ pub struct Bar {
 }
 
 impl Bar {
-    pub fn new(seconds: f64, quiet: bool) -> Bar {
+    pub fn new(budget: Duration, quiet: bool) -> Bar {
         if quiet || !std::io::stderr().is_terminal() {
             return Bar { bar: ProgressBar::hidden() };
         }
-        let bar = ProgressBar::new(seconds.ceil() as u64);
+        let bar = ProgressBar::new(budget.as_secs_f64().ceil() as u64);
         bar.set_style(ProgressStyle::with_template("{spinner} {bar:30} {pos}/{len}s {msg}").unwrap());
         Bar { bar }
     }
@@ -87,40 +95,71 @@ impl Progress for Bar {
     }
 }
 
+/// The settings a ranking depends on, in the `summary` record.
+#[derive(Serialize)]
+struct Summary<'a> {
+    #[serde(flatten)]
+    isolation: &'a Isolation,
+    strategy: Strategy,
+    granularity: Granularity,
+    formula: Formula,
+    aggregate: Aggregate,
+    similarity: SimilarityFormula,
+    evidence: FailingEvidence,
+}
+
+/// The failing sequence of `path`, with the file (and line, when it has one) in errors.
+fn read_sequence(path: &Path, catalog: &Catalog) -> Result<Sequence> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let lines: Vec<(usize, &str)> = pipeline_lines(&text).collect();
+    let at = match lines.as_slice() {
+        [(line, _)] => format!("{}:{line}", path.display()),
+        _ => path.display().to_string(),
+    };
+    Sequence::parse(&text, catalog).with_context(|| at)
+}
+
 pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     let catalog = Catalog::for_llvm(ctos::llvm::version().0)?;
-    let text =
-        std::fs::read_to_string(&args.seq_file).with_context(|| format!("cannot read {}", args.seq_file.display()))?;
-    let buggy = Sequence::parse(&text, &catalog).with_context(|| args.seq_file.display().to_string())?;
-    let mut opts = args.search.options()?;
+    let buggy = read_sequence(&args.seq_file, &catalog)?;
+    let mut opts = args.search.options(&catalog)?;
+    if let OracleMode::Script(path) = &args.oracle {
+        ScriptOracle::new(path.clone()).map_err(anyhow::Error::msg)?;
+    }
+    if let Some(pattern) = &args.pattern {
+        regex::Regex::new(pattern).with_context(|| format!("--pattern '{pattern}' is not a regular expression"))?;
+    }
     opts.oracle = args.oracle.clone();
     opts.pattern = args.pattern.clone();
     opts.strategy = args.strategy;
     opts.seed = args.seed;
-    let mut input = load_input(&args.input)?;
-    let mut pool = Pool::new(args.limits.jobs(), args.limits.limits()?, input.llvm_args.clone())?;
-    ctos::cli::validate(&mut pool, &input.target, &[buggy.render(&catalog)?])?;
-    let mut bar = Bar::new(args.search.time, false);
-    let isolation = isolate(&mut pool, &mut input.module, &buggy, &catalog, &opts, &mut bar);
+    let mut input = load_input(&args.input, &args.limits)?;
+    input.check(&[buggy.render(&catalog)?]).with_context(|| args.seq_file.display().to_string())?;
+    let mut bar = Bar::new(args.search.time, args.json);
+    let isolation = isolate(&mut input.pool, &mut input.module, &buggy, &catalog, &opts, &mut bar);
     bar.finish();
     let isolation = isolation?;
-    print_report(&isolation, args.top)?;
-    if let Some(path) = &args.json {
-        let report = serde_json::json!({
-            "llvm_version": ctos::llvm::version_string(),
-            "command": std::env::args().collect::<Vec<_>>(),
-            "seed": args.seed,
-            "strategy": args.strategy,
-            "granularity": opts.granularity,
-            "formula": opts.formula,
-            "aggregate": opts.aggregate,
-            "similarity": opts.similarity,
-            "evidence": opts.evidence,
-            "isolation": isolation,
-        });
-        std::fs::write(path, serde_json::to_string_pretty(&report)?)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+    if !args.json {
+        print_report(&isolation, args.top)?;
+        return Ok(ExitCode::SUCCESS);
     }
+    output::begin("locseq isolate", Some(args.seed))?;
+    for file in &isolation.ranking {
+        output::emit("file", file)?;
+    }
+    for witness in &isolation.witnesses {
+        output::emit("witness", witness)?;
+    }
+    let summary = Summary {
+        isolation: &isolation,
+        strategy: opts.strategy,
+        granularity: opts.granularity,
+        formula: opts.formula,
+        aggregate: opts.aggregate,
+        similarity: opts.similarity,
+        evidence: opts.evidence,
+    };
+    output::emit("summary", &summary)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -36,7 +36,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let result = match Cli::parse().command {
+    ctos::cli::install_panic_hook();
+    let cli = match ctos::cli::parse_args::<Cli>() {
+        Ok((cli, _)) => cli,
+        Err(code) => return code,
+    };
+    let result = match cli.command {
         Command::Isolate(args) => isolate::main(args),
         Command::Eval(args) => eval::main(args),
     };

@@ -2,7 +2,8 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
+use ctos::cli::{bounded, parse_duration};
 use ctos::coverage::Granularity;
 use ctos::localize::evidence::FailingEvidence;
 use ctos::localize::ga::GaParams;
@@ -10,15 +11,15 @@ use ctos::localize::isolate::IsolateOptions;
 use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::search::Budget;
 use ctos::localize::similarity::SimilarityFormula;
-use ctos::seq::{Nesting, RenderOptions};
+use ctos::seq::{Catalog, Nesting, RenderOptions};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct SearchArgs {
-    /// Seconds of search per bug (after reduction).
-    #[arg(long, value_name = "SECS", default_value_t = 120.0)]
-    pub time: f64,
+    /// Time the search may take per bug, after reduction (90, 90s, 2m).
+    #[arg(long, value_name = "TIME", default_value = "120", value_parser = parse_duration)]
+    pub time: Duration,
     /// Stop after this many evaluations (whichever limit comes first).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = |s: &str| bounded(s, 1usize, usize::MAX))]
     pub max_evals: Option<usize>,
     /// Coverage elements: functions, or basic blocks (finer, about 3x slower).
     #[arg(long, value_enum, default_value_t = Granularity::Functions)]
@@ -53,7 +54,7 @@ pub struct SearchArgs {
     #[arg(long, value_name = "SET", default_value = "locseq")]
     pub candidates: String,
     /// Population size.
-    #[arg(long, value_name = "N", default_value_t = 50)]
+    #[arg(long, value_name = "N", default_value_t = 50, value_parser = |s: &str| bounded(s, 2usize, 100_000))]
     pub population: usize,
     /// Crossover probability.
     #[arg(long, value_name = "P", default_value_t = 0.5)]
@@ -62,7 +63,7 @@ pub struct SearchArgs {
     #[arg(long, value_name = "P", default_value_t = 0.3)]
     pub mutation: f64,
     /// Longest initial individual.
-    #[arg(long, value_name = "N", default_value_t = 15)]
+    #[arg(long, value_name = "N", default_value_t = 15, value_parser = |s: &str| bounded(s, 1usize, 10_000))]
     pub max_size: usize,
     /// Do not reduce the failing sequence first.
     #[arg(long)]
@@ -70,17 +71,13 @@ pub struct SearchArgs {
 }
 
 impl SearchArgs {
-    pub fn options(&self) -> Result<IsolateOptions> {
-        if self.time.is_nan() || self.time <= 0.0 {
-            bail!("--time must be a positive number of seconds");
-        }
+    /// The options, checked (the catalog set of `--candidates` included).
+    pub fn options(&self, catalog: &Catalog) -> Result<IsolateOptions> {
+        catalog.set(&self.candidates).context("--candidates")?;
         for (name, p) in [("--crossover", self.crossover), ("--mutation", self.mutation), ("--near", self.near)] {
             if !(0.0..=1.0).contains(&p) {
                 bail!("{name} must be between 0 and 1, not {p}");
             }
-        }
-        if self.population < 2 {
-            bail!("--population must be at least 2");
         }
         let file_prefixes = if self.all_files {
             Vec::new()
@@ -98,11 +95,8 @@ impl SearchArgs {
                 max_size: self.max_size,
                 constrained: true,
             },
-            budget: Budget { time: Some(Duration::from_secs_f64(self.time)), max_evals: self.max_evals },
-            granularity: match self.granularity {
-                Granularity::Files => Granularity::Functions,
-                g => g,
-            },
+            budget: Budget { time: Some(self.time), max_evals: self.max_evals },
+            granularity: self.granularity,
             formula: self.formula,
             aggregate: self.aggregate,
             similarity: self.similarity,

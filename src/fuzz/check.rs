@@ -1,0 +1,150 @@
+//! Everything a campaign is given, checked before its folder exists: a mistake found an
+//! hour in, or one that leaves a half-made campaign behind, is worse than none.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _, Result};
+
+use super::CampaignConfig;
+use crate::llvm::{CFrontend, IrModule, TargetSpec};
+use crate::program::find_on_path;
+use crate::sandbox::{check_pipelines, Pool, Rejection};
+use crate::seq::{pipeline_lines, render_with, Catalog, Sequence};
+
+/// What checking produced that the campaign keeps: the user's pipelines, rendered.
+pub(super) struct Checked {
+    pub sequences: Option<Vec<String>>,
+}
+
+pub(super) fn check(config: &CampaignConfig, catalog: &Catalog) -> Result<Checked> {
+    let (i, n) = config.shard;
+    if n == 0 || i >= n {
+        bail!("--shard {i}/{n}: the shard index must be below the number of shards");
+    }
+    if config.seq_select == 0 || config.prog_select == 0 {
+        bail!("--seq-select and --prog-select must be at least 1");
+    }
+    if config.seq_min == 0 || config.seq_min > config.seq_max {
+        bail!("--seq-len {}..{}: need 1 <= MIN <= MAX", config.seq_min, config.seq_max);
+    }
+    for (flag, seconds) in [
+        ("--opt-timeout", config.opt_timeout),
+        ("--exec-timeout", config.exec_timeout),
+        ("--reduce-programs-time", config.reduce_programs_seconds),
+    ] {
+        if !(seconds > 0.0 && seconds.is_finite()) {
+            bail!("{flag} must be a positive time, not {seconds}");
+        }
+    }
+    let sequences = match &config.sequences_file {
+        Some(file) => Some(read_sequences(file, catalog, config)?),
+        None => {
+            check_pass_set(config, catalog)?;
+            None
+        }
+    };
+    let (lines, pipelines): (Vec<usize>, Vec<String>) = sequences.unwrap_or_default().into_iter().unzip();
+    check_exclude(&config.exclude, catalog)?;
+    match &config.programs_dir {
+        Some(dir) => check_programs(dir, config)?,
+        None if find_on_path("csmith").is_none() => {
+            bail!(
+                "csmith is not installed (scripts/setup.sh installs it), or test your own programs with --programs DIR"
+            )
+        }
+        None => {}
+    }
+    if config.reduce_programs && find_on_path("cvise").is_none() {
+        bail!("--reduce-programs needs cvise (scripts/setup.sh installs it)");
+    }
+    if let Err(e) = check_with_llvm(config, &pipelines) {
+        return Err(match (&e, &config.sequences_file) {
+            (Rejection::Pipeline { index, .. }, Some(file)) => {
+                anyhow::Error::new(e.clone()).context(format!("{}:{}", file.display(), lines[*index]))
+            }
+            _ => e.into(),
+        });
+    }
+    Ok(Checked { sequences: config.sequences_file.is_some().then_some(pipelines) })
+}
+
+/// The pipelines of `--sequences` with their line numbers, parsed and rendered; errors name
+/// the file and line.
+fn read_sequences(file: &Path, catalog: &Catalog, config: &CampaignConfig) -> Result<Vec<(usize, String)>> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let render = config.render();
+    let mut pipelines = Vec::new();
+    for (line, pipeline) in pipeline_lines(&text) {
+        let seq =
+            Sequence::parse_with(pipeline, catalog, &render).with_context(|| format!("{}:{line}", file.display()))?;
+        pipelines.push((line, render_with(&seq, catalog, &render)?));
+    }
+    if pipelines.is_empty() {
+        bail!("{} holds no pipeline (one per line; '#' starts a comment)", file.display());
+    }
+    Ok(pipelines)
+}
+
+fn check_pass_set(config: &CampaignConfig, catalog: &Catalog) -> Result<()> {
+    let set = catalog.set(&config.pass_set)?;
+    if !set.iter().any(|p| catalog.unsafe_reason(&p.name).is_none()) {
+        bail!(
+            "--pass-set {} leaves no pass to draw: random sequences never draw unsafe passes \
+             (`ctos passes --set unsafe` lists them with the reasons)",
+            config.pass_set
+        );
+    }
+    Ok(())
+}
+
+/// Every pass an `--exclude` pattern names must exist, or the pattern excludes nothing.
+fn check_exclude(patterns: &[String], catalog: &Catalog) -> Result<()> {
+    for pattern in patterns {
+        if pattern.split_whitespace().next().is_none() {
+            bail!("--exclude '{pattern}' names no pass");
+        }
+        for token in pattern.split_whitespace() {
+            let name = crate::seq::parse::split_last_params(token).0;
+            if catalog.get(token).is_none() && catalog.get(name).is_none() {
+                let hint = catalog.suggest(name);
+                let hint =
+                    if hint.is_empty() { String::new() } else { format!(" (did you mean {}?)", hint.join(", ")) };
+                bail!("--exclude '{pattern}': unknown pass '{token}'{hint}");
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The programs of `--programs`: there are some, and each loads.
+fn check_programs(dir: &Path, config: &CampaignConfig) -> Result<()> {
+    let files = program_files(dir)?;
+    let (target, _) = TargetSpec::split_flags(&config.llvm_args);
+    for file in &files {
+        IrModule::load(file, &CFrontend::default(), &target)
+            .with_context(|| format!("--programs: {}", file.display()))?;
+    }
+    Ok(())
+}
+
+/// The .c, .ll and .bc files of `dir`, sorted.
+pub(super) fn program_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "c" || e == "ll" || e == "bc"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("{} has no .c, .ll or .bc files", dir.display());
+    }
+    Ok(files)
+}
+
+/// The LLVM flags and the user's pipelines, through LLVM itself.
+fn check_with_llvm(config: &CampaignConfig, pipelines: &[String]) -> Result<(), Rejection> {
+    let (target, llvm_args) = TargetSpec::split_flags(&config.llvm_args);
+    let mut pool = Pool::new(2, config.limits(), llvm_args)
+        .map_err(|e| Rejection::Target(format!("cannot start the sandbox: {e}")))?;
+    check_pipelines(&mut pool, &target, pipelines)
+}

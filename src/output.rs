@@ -1,0 +1,66 @@
+//! What commands print. The `--json` convention of every command: JSON Lines on standard output, one object per
+//! line, each with `"type"` as its first key. The first line is `begin` (tool, format
+//! version, LLVM version, seed, command line), the last is `summary`; between them come
+//! the command's records (`run`, `pass`, `bug`, `file` …). Every key of a record type is
+//! always written, `null` when it has no value, so scripts never test for presence.
+
+use anyhow::Result;
+use serde::Serialize;
+
+/// `println!` that hands back the write error instead of panicking, so that a reader who
+/// closes the pipe (`ctos passes | head`) ends the program quietly through `?`.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// `print!` with the same contract as [`outln!`].
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// Bumped when a record type loses or renames a key.
+pub const FORMAT: u32 = 1;
+
+#[derive(Serialize)]
+struct Begin<'a> {
+    tool: &'a str,
+    format: u32,
+    llvm_version: String,
+    seed: Option<u64>,
+    command: Vec<String>,
+}
+
+/// One line `{"type": kind, …fields of value}`.
+pub fn emit<T: Serialize>(kind: &str, value: &T) -> Result<()> {
+    let mut object = serde_json::Map::new();
+    object.insert("type".into(), kind.into());
+    match serde_json::to_value(value)? {
+        serde_json::Value::Object(fields) => object.extend(fields),
+        other => {
+            object.insert("value".into(), other);
+        }
+    }
+    crate::outln!("{}", serde_json::Value::Object(object))?;
+    Ok(())
+}
+
+/// The `begin` line: which tool, which LLVM, which seed (`None` for commands that draw
+/// nothing at random), and the exact command line that reproduces the output.
+pub fn begin(tool: &str, seed: Option<u64>) -> Result<()> {
+    let begin = Begin {
+        tool,
+        format: FORMAT,
+        llvm_version: crate::llvm::version_string(),
+        seed,
+        command: std::env::args().collect(),
+    };
+    emit("begin", &begin)
+}

@@ -1,0 +1,83 @@
+//! A program under test as the engine runs it: its module (with a driver, built for the
+//! target the LLVM flags name) and a pool of sandboxed children that apply the other LLVM
+//! flags. Front doors, campaigns, reducers and searches all load programs this way.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context as _, Result};
+
+use crate::llvm::{CFrontend, IrModule, TargetSpec};
+use crate::sandbox::{check_pipelines, ExecMode, Execution, JobSpec, Limits, Pool, Rejection};
+
+/// Where a program under test comes from and how LLVM is configured for it.
+#[derive(Debug, Clone)]
+pub struct SubjectSpec {
+    /// LLVM IR (.ll), bitcode (.bc) or C (.c, compiled by `frontend`).
+    pub program: PathBuf,
+    /// A module linked in after optimization, before execution.
+    pub driver: Option<PathBuf>,
+    pub frontend: CFrontend,
+    /// LLVM options as `opt` takes them, target flags (`-mtriple=` …) included.
+    pub llvm_args: Vec<String>,
+}
+
+impl SubjectSpec {
+    pub fn new(program: impl Into<PathBuf>, llvm_args: &[String]) -> SubjectSpec {
+        SubjectSpec {
+            program: program.into(),
+            driver: None,
+            frontend: CFrontend::default(),
+            llvm_args: llvm_args.to_vec(),
+        }
+    }
+}
+
+pub struct Subject {
+    pub module: IrModule,
+    pub pool: Pool,
+    pub target: TargetSpec,
+}
+
+impl Subject {
+    /// Load the program (and driver) and start a pool of `jobs` children with `limits`.
+    pub fn load(spec: &SubjectSpec, jobs: usize, limits: Limits) -> Result<Subject> {
+        let (target, llvm_args) = TargetSpec::split_flags(&spec.llvm_args);
+        if !spec.program.is_file() {
+            bail!("{}: no such file", spec.program.display());
+        }
+        let mut module = IrModule::load(&spec.program, &spec.frontend, &target)?;
+        if let Some(driver) = &spec.driver {
+            if !driver.is_file() {
+                bail!("{}: no such file (the --driver)", driver.display());
+            }
+            module.set_driver(driver).with_context(|| format!("loading the driver {}", driver.display()))?;
+        }
+        let pool = Pool::new(jobs, limits, llvm_args)?;
+        Ok(Subject { module, pool, target })
+    }
+
+    /// Check the LLVM flags and `pipelines` with LLVM itself (see [`check_pipelines`]).
+    pub fn check(&mut self, pipelines: &[String]) -> Result<(), Rejection> {
+        check_pipelines(&mut self.pool, &self.target, pipelines)
+    }
+
+    /// The unoptimized program's execution: what optimized runs are compared with.
+    pub fn reference(&mut self) -> Result<Execution> {
+        reference_execution(&mut self.pool, &mut self.module)
+    }
+}
+
+/// Run `main` of the unoptimized `module` in the sandbox (the pool must be idle).
+pub fn reference_execution(pool: &mut Pool, module: &mut IrModule) -> Result<Execution> {
+    if !module.has_main() {
+        bail!("the program has no main function to execute (give one with --driver FILE.ll)");
+    }
+    let run = pool.run_one(module, &JobSpec { exec: ExecMode::Always, ..JobSpec::optimize("") })?;
+    match run.execution {
+        Some(execution) => Ok(execution),
+        None => {
+            let why = run.message.unwrap_or_else(|| run.stderr.lines().last().unwrap_or("no message").to_string());
+            bail!("the unoptimized program cannot be run: {why}")
+        }
+    }
+}

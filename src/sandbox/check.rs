@@ -1,0 +1,60 @@
+//! Checking user input with LLVM itself before long work starts: the LLVM flags and every
+//! pipeline run once on an empty module, so that a typo fails in a second, not an hour in.
+
+use std::collections::BTreeMap;
+
+use super::{run_batch, BatchItem, JobSpec, Outcome, Pool};
+use crate::llvm::{IrModule, TargetSpec};
+
+/// What the child says when LLVM's command-line parser refuses the flags; LLVM's own words
+/// are on the child's stderr.
+pub(super) const LLVM_ARGS_REJECTED: &str = "LLVM rejected the --llvm-arg flags";
+
+/// Why LLVM refuses the input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    #[error("{0}")]
+    Target(String),
+    #[error("LLVM rejects an --llvm-arg: {0}")]
+    LlvmArg(String),
+    /// `index` is the pipeline's position in the list checked.
+    #[error("LLVM rejects the pipeline '{pipeline}': {message}")]
+    Pipeline { index: usize, pipeline: String, message: String },
+}
+
+/// Check the pool's LLVM flags, the target and each pipeline; the first problem, in the
+/// order given (flags first).
+pub fn check_pipelines(pool: &mut Pool, target: &TargetSpec, pipelines: &[String]) -> Result<(), Rejection> {
+    let mut empty = IrModule::from_bytes(b"", "validation", target).map_err(|e| Rejection::Target(e.to_string()))?;
+    // Each distinct text once, remembering where it first stands.
+    let mut first_index: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, p) in pipelines.iter().enumerate() {
+        first_index.entry(p.as_str()).or_insert(i);
+    }
+    let distinct: Vec<(&str, usize)> = first_index.into_iter().collect();
+    // Item 0 is the empty pipeline: it checks the flags alone.
+    let items = std::iter::once("")
+        .chain(distinct.iter().map(|(p, _)| *p))
+        .enumerate()
+        .map(|(index, pipeline)| BatchItem { index, job: JobSpec::optimize(pipeline) });
+    let mut problems: BTreeMap<usize, Rejection> = BTreeMap::new();
+    run_batch(pool, &mut empty, items, |item, run| {
+        let message = run.message.as_deref().unwrap_or("");
+        if message.starts_with(LLVM_ARGS_REJECTED) {
+            let line = run.stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or(message).trim();
+            let line = line.split("  Try:").next().unwrap_or(line).trim_start_matches("ctos: ");
+            problems.insert(0, Rejection::LlvmArg(line.to_string()));
+        } else if run.outcome == Outcome::Rejected && item > 0 {
+            let (pipeline, index) = distinct[item - 1];
+            problems.insert(
+                index + 1,
+                Rejection::Pipeline { index, pipeline: pipeline.to_string(), message: message.to_string() },
+            );
+        }
+    })
+    .map_err(|e| Rejection::Target(format!("cannot start a sandboxed child: {e}")))?;
+    match problems.into_values().next() {
+        Some(problem) => Err(problem),
+        None => Ok(()),
+    }
+}
