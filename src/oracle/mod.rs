@@ -139,10 +139,15 @@ pub fn observe(run: &Run, reference: Option<&Execution>) -> Observation {
     let (kind, signature) = match run.outcome {
         Outcome::Rejected => return Observation::Rejected,
         Outcome::Ok => {
-            return match (&run.execution, reference) {
-                (Some(e), Some(r)) => execution_failure(e, r).map_or(Observation::Clean, Observation::Fails),
-                _ => Observation::Clean,
-            }
+            let failure = match (&run.execution, reference) {
+                (Some(e), Some(r)) => execution_failure(e, r),
+                // The code generator failing is a bug whatever the program would print.
+                (Some(Execution { status: ExecStatus::CodegenError(m), .. }), None) => {
+                    Some(Failure { kind: FailureKind::Codegen, signature: normalize(m) })
+                }
+                _ => None,
+            };
+            return failure.map_or(Observation::Clean, Observation::Fails);
         }
         Outcome::Crash => {
             let crash = run.crash.as_ref();
@@ -285,3 +290,6 @@ pub fn bug_key(failure: &Failure, reduced: &Sequence, frames: &[String]) -> (Str
     };
     (key, last)
 }
+
+#[cfg(test)]
+mod tests;

@@ -170,3 +170,175 @@ fn tail(text: &str, max: usize) -> String {
     }
     format!("[… {} bytes cut …]\n{}", start, &text[start..])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits { memory_bytes: 256 << 20, ..Limits::default() }
+    }
+
+    fn done() -> Option<OptDone> {
+        Some(OptDone { ir_hash: 7, instructions: 3, ir: None, pass_millis: 1.0, verify_millis: 0.1, hash_millis: 0.1 })
+    }
+
+    fn exited(code: i32) -> Option<i32> {
+        Some(code << 8)
+    }
+
+    fn killed(signal: i32) -> Option<i32> {
+        Some(signal)
+    }
+
+    fn crash(phase: Phase, signal: i32) -> Option<RawCrash> {
+        Some(RawCrash { phase, signal, fault: 0, trace: Vec::new() })
+    }
+
+    fn classify_with(e: Ending, stderr: &str) -> Run {
+        classify(e, &limits(), stderr.to_string(), "out\n".to_string(), 5.0, Some(2.0))
+    }
+
+    fn outcome(e: Ending, stderr: &str) -> (Outcome, String) {
+        let r = classify_with(e, stderr);
+        (r.outcome, r.message.unwrap_or_default())
+    }
+
+    #[test]
+    fn how_the_optimizer_ended() {
+        let e = Ending {
+            pipeline_error: Some("unknown pass name 'x'".into()),
+            wait_status: exited(0),
+            ..Default::default()
+        };
+        assert_eq!(outcome(e, ""), (Outcome::Rejected, "unknown pass name 'x'".into()));
+
+        let e = Ending {
+            phase: Phase::Optimizing,
+            killed_in: Some(Phase::Optimizing),
+            wait_status: killed(9),
+            ..Default::default()
+        };
+        assert_eq!(outcome(e, "").0, Outcome::Timeout);
+
+        let fatal = Some((Phase::Optimizing, "LICM requires MemorySSA".to_string()));
+        let e = Ending { fatal, wait_status: exited(77), ..Default::default() };
+        assert_eq!(outcome(e, ""), (Outcome::Fatal, "LICM requires MemorySSA".into()));
+
+        // With verify-each the verifier's lines come first on stderr, then LLVM's fatal error.
+        let fatal = Some((Phase::Optimizing, "Broken module found, compilation aborted!".to_string()));
+        let e = Ending { fatal, wait_status: exited(77), ..Default::default() };
+        let (o, m) = outcome(
+            e,
+            "Instruction does not dominate all uses!\n  %x = add i32 %y, 1\nLLVM ERROR: Broken module found\n",
+        );
+        assert_eq!(o, Outcome::InvalidIr);
+        assert!(m.starts_with("Instruction does not dominate all uses! |"), "{m}");
+
+        let e = Ending {
+            phase: Phase::Verifying,
+            invalid_ir: Some("PHI node entries\nbad\nmore\nlines\nfive".into()),
+            wait_status: exited(0),
+            ..Default::default()
+        };
+        assert_eq!(outcome(e, ""), (Outcome::InvalidIr, "PHI node entries | bad | more | lines".into()));
+
+        let e = Ending {
+            crash: crash(Phase::Optimizing, libc::SIGSEGV),
+            wait_status: killed(libc::SIGSEGV),
+            ..Default::default()
+        };
+        let r = classify_with(e, "");
+        assert_eq!((r.outcome, r.crash.map(|c| c.signal)), (Outcome::Crash, Some(libc::SIGSEGV)));
+    }
+
+    #[test]
+    fn running_out_of_memory_is_oom_however_it_shows() {
+        let e = Ending { oom_in: Some(Phase::Optimizing), wait_status: exited(78), ..Default::default() };
+        assert_eq!(outcome(e, "").0, Outcome::Oom);
+        // An allocation failure LLVM reports as a fatal error, or that crashes.
+        let fatal = Some((Phase::Optimizing, "out of memory".to_string()));
+        let e = Ending { fatal, wait_status: exited(77), ..Default::default() };
+        assert_eq!(outcome(e, "LLVM ERROR: out of memory\n").0, Outcome::Oom);
+        let e = Ending { crash: crash(Phase::Optimizing, libc::SIGABRT), wait_status: killed(6), ..Default::default() };
+        assert_eq!(outcome(e, "terminate called after throwing an instance of 'std::bad_alloc'").0, Outcome::Oom);
+        // A SIGKILL the parent did not send is the kernel's OOM killer.
+        let e = Ending { wait_status: killed(libc::SIGKILL), ..Default::default() };
+        assert_eq!(outcome(e, "").0, Outcome::Oom);
+    }
+
+    #[test]
+    fn a_child_that_exits_on_its_own_before_finishing_is_fatal_with_its_last_words() {
+        let e = Ending { wait_status: exited(3), ..Default::default() };
+        assert_eq!(outcome(e, "first\nsomething went wrong\n\n"), (Outcome::Fatal, "something went wrong".into()));
+        let e = Ending { wait_status: exited(3), ..Default::default() };
+        assert_eq!(outcome(e, "").1, "the optimizer exited with status 3");
+    }
+
+    fn execution(e: Ending) -> ExecStatus {
+        let r = classify_with(Ending { opt_done: done(), ..e }, "");
+        assert_eq!(r.outcome, Outcome::Ok);
+        assert_eq!(r.ir_hash, Some(7));
+        r.execution.expect("an execution").status
+    }
+
+    #[test]
+    fn how_the_program_ended() {
+        let e = Ending { phase: Phase::Executing, exit_code: Some(3), wait_status: exited(0), ..Default::default() };
+        assert_eq!(execution(e), ExecStatus::Exited(3));
+        // The program's own SIGFPE: reported by the handler before the child dies of it,
+        // whether or not the wait status shows the signal.
+        for status in [killed(libc::SIGFPE), exited(128 + libc::SIGFPE)] {
+            let e = Ending {
+                phase: Phase::Executing,
+                crash: crash(Phase::Executing, libc::SIGFPE),
+                wait_status: status,
+                ..Default::default()
+            };
+            assert_eq!(execution(e), ExecStatus::Signal(libc::SIGFPE));
+        }
+        let e = Ending { phase: Phase::Executing, wait_status: killed(libc::SIGSEGV), ..Default::default() };
+        assert_eq!(execution(e), ExecStatus::Signal(libc::SIGSEGV));
+        let e = Ending {
+            phase: Phase::Executing,
+            killed_in: Some(Phase::Executing),
+            wait_status: killed(9),
+            ..Default::default()
+        };
+        assert_eq!(execution(e), ExecStatus::Timeout);
+        let e = Ending {
+            phase: Phase::Codegen,
+            crash: crash(Phase::Codegen, libc::SIGSEGV),
+            wait_status: killed(11),
+            ..Default::default()
+        };
+        assert!(matches!(execution(e), ExecStatus::CodegenError(m) if m.starts_with("SIGSEGV")));
+        let fatal = Some((Phase::Codegen, "Cannot select: intrinsic".to_string()));
+        let e = Ending { phase: Phase::Codegen, fatal, wait_status: exited(77), ..Default::default() };
+        assert_eq!(execution(e), ExecStatus::CodegenError("Cannot select: intrinsic".into()));
+        let e = Ending {
+            phase: Phase::Executing,
+            oom_in: Some(Phase::Executing),
+            wait_status: exited(78),
+            ..Default::default()
+        };
+        assert_eq!(execution(e), ExecStatus::Oom);
+    }
+
+    #[test]
+    fn a_module_that_was_not_executed_has_no_execution() {
+        let e = Ending { phase: Phase::Optimized, opt_done: done(), wait_status: exited(0), ..Default::default() };
+        let r = classify_with(e, "");
+        assert_eq!(r.outcome, Outcome::Ok);
+        assert!(r.execution.is_none());
+    }
+
+    #[test]
+    fn long_stderr_keeps_its_end_and_never_splits_a_character() {
+        let text = format!("{}é{}", "a".repeat(10), "é".repeat(8000));
+        let cut = tail(&text, 8 * 1024);
+        assert!(cut.starts_with("[… ") && cut.ends_with('é'));
+        assert!(cut.len() < text.len());
+        assert_eq!(tail("short", 100), "short");
+    }
+}

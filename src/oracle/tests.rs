@@ -1,0 +1,224 @@
+use std::os::unix::fs::PermissionsExt;
+
+use super::*;
+use crate::sandbox::Crash;
+use crate::seq::Catalog;
+
+fn run(outcome: Outcome, message: &str) -> Run {
+    Run {
+        outcome,
+        message: (!message.is_empty()).then(|| message.to_string()),
+        crash: None,
+        ir_hash: None,
+        instructions: None,
+        ir: None,
+        execution: None,
+        stderr: String::new(),
+        opt_millis: 1.0,
+        trace: None,
+        timing: None,
+    }
+}
+
+fn exec(status: ExecStatus, stdout: &str) -> Execution {
+    Execution { status, stdout: stdout.to_string(), millis: 1.0, codegen_millis: 0.5 }
+}
+
+fn executed(status: ExecStatus, stdout: &str) -> Run {
+    Run { execution: Some(exec(status, stdout)), ..run(Outcome::Ok, "") }
+}
+
+fn crashed(signal: i32, frames: &[&str]) -> Run {
+    let crash = Crash { signal, fault_addr: 0, frames: frames.iter().map(|f| f.to_string()).collect() };
+    Run { crash: Some(crash), ..run(Outcome::Crash, "") }
+}
+
+fn fails(observation: Observation) -> Failure {
+    match observation {
+        Observation::Fails(f) => f,
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn every_optimizer_outcome_has_its_failure_kind() {
+    let reference = exec(ExecStatus::Exited(0), "ok\n");
+    let cases = [
+        (run(Outcome::Fatal, "LICM requires MemorySSA"), FailureKind::Fatal),
+        (run(Outcome::InvalidIr, "Instruction does not dominate all uses!"), FailureKind::InvalidIr),
+        (run(Outcome::Timeout, "optimization did not finish within 5s"), FailureKind::Timeout),
+        (run(Outcome::Oom, "out of memory (limit 256 MiB)"), FailureKind::Oom),
+        (crashed(libc::SIGSEGV, &["llvm::LoopInfo::erase"]), FailureKind::Crash),
+    ];
+    for (r, kind) in cases {
+        // The optimizer's failure wins whatever the reference says.
+        assert_eq!(fails(observe(&r, Some(&reference))).kind, kind, "{:?}", r.outcome);
+        assert_eq!(fails(observe(&r, None)).kind, kind);
+    }
+}
+
+#[test]
+fn a_rejected_pipeline_is_neither_a_pass_nor_a_failure() {
+    let rejected = run(Outcome::Rejected, "unknown pass name 'bogus'");
+    assert_eq!(observe(&rejected, None), Observation::Rejected);
+    let oracle = Oracle::of(Failure { kind: FailureKind::Crash, signature: "SIGSEGV".into() }, None);
+    assert_eq!(oracle.judge(&rejected, "bogus").unwrap(), Verdict::Rejected);
+}
+
+#[test]
+fn clean_runs_are_clean_with_or_without_a_reference() {
+    assert_eq!(observe(&run(Outcome::Ok, ""), None), Observation::Clean);
+    let same = executed(ExecStatus::Exited(0), "42\n");
+    assert_eq!(observe(&same, Some(&exec(ExecStatus::Exited(0), "42\n"))), Observation::Clean);
+    // Without a reference there is nothing to compare the output with.
+    assert_eq!(observe(&executed(ExecStatus::Exited(3), "7\n"), None), Observation::Clean);
+}
+
+#[test]
+fn wrong_code_signatures_say_how_the_execution_differs() {
+    let reference = exec(ExecStatus::Exited(0), "42\n");
+    let signature = |r: Run| {
+        let f = fails(observe(&r, Some(&reference)));
+        assert_eq!(f.kind, if f.signature.starts_with("LLVM") { FailureKind::Codegen } else { FailureKind::WrongCode });
+        f.signature
+    };
+    assert_eq!(signature(executed(ExecStatus::Exited(0), "41\n")), "output differs");
+    assert_eq!(signature(executed(ExecStatus::Exited(1), "42\n")), "exit code 1");
+    assert_eq!(signature(executed(ExecStatus::Signal(libc::SIGFPE), "")), "program killed by SIGFPE");
+    assert_eq!(signature(executed(ExecStatus::Timeout, "42\n")), "program does not end");
+    assert_eq!(signature(executed(ExecStatus::Oom, "")), "program out of memory");
+    let codegen = fails(observe(&executed(ExecStatus::CodegenError("LLVM ERROR: 12 bad".into()), ""), None));
+    assert_eq!((codegen.kind, codegen.signature.as_str()), (FailureKind::Codegen, "LLVM ERROR: N bad"));
+}
+
+#[test]
+fn signatures_drop_numbers_and_everything_after_the_first_line() {
+    let f = fails(observe(&run(Outcome::Fatal, "after 12 iterations: %34 is bad | detail 5\nmore 6"), None));
+    assert_eq!(f.signature, "after N iterations: %N is bad");
+    let crash = fails(observe(&crashed(libc::SIGSEGV, &["llvm::A::b", "llvm::C::d"]), None));
+    assert_eq!(crash.signature, "SIGSEGV in llvm::A::b");
+    assert_eq!(fails(observe(&crashed(libc::SIGABRT, &[]), None)).signature, "SIGABRT");
+}
+
+#[test]
+fn wrong_code_matches_by_kind_other_failures_by_signature_too() {
+    let wrong = |s: &str| Failure { kind: FailureKind::WrongCode, signature: s.into() };
+    let fatal = |s: &str| Failure { kind: FailureKind::Fatal, signature: s.into() };
+    assert!(wrong("output differs").matches(&wrong("program killed by SIGSEGV")));
+    assert!(fatal("a").matches(&fatal("a")));
+    assert!(!fatal("a").matches(&fatal("b")));
+    assert!(!fatal("a").matches(&Failure { kind: FailureKind::InvalidIr, signature: "a".into() }));
+}
+
+#[test]
+fn the_verdict_separates_the_failure_under_study_from_others() {
+    let expected =
+        Failure { kind: FailureKind::InvalidIr, signature: "Instruction does not dominate all uses!".into() };
+    let mut oracle = Oracle::of(expected, None);
+    let same = run(Outcome::InvalidIr, "Instruction does not dominate all uses!");
+    let other = run(Outcome::InvalidIr, "PHI node entries do not match predecessors!");
+    assert_eq!(oracle.judge(&same, "p").unwrap(), Verdict::Same);
+    assert!(matches!(oracle.judge(&other, "p").unwrap(), Verdict::Other(f) if f.kind == FailureKind::InvalidIr));
+    assert_eq!(oracle.judge(&run(Outcome::Ok, ""), "p").unwrap(), Verdict::Passes);
+    oracle.pattern = Some(regex::Regex::new("does not dominate .* uses").unwrap());
+    assert_eq!(oracle.judge(&same, "p").unwrap(), Verdict::Same);
+    oracle.pattern = Some(regex::Regex::new("PHI").unwrap());
+    assert!(matches!(oracle.judge(&same, "p").unwrap(), Verdict::Other(_)));
+}
+
+#[test]
+fn wrong_code_oracles_need_executions() {
+    let wrong = Oracle::of(Failure { kind: FailureKind::WrongCode, signature: "output differs".into() }, None);
+    let crash = Oracle::of(Failure { kind: FailureKind::Crash, signature: "SIGSEGV".into() }, None);
+    assert!(wrong.needs_execution());
+    assert!(!crash.needs_execution());
+}
+
+fn script(dir: &std::path::Path, name: &str, body: &str, mode: u32) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    path
+}
+
+#[test]
+fn a_script_oracle_decides_and_a_broken_one_is_an_error_not_a_no() {
+    let dir = tempfile::tempdir().unwrap();
+    // Fires when the pipeline (argument 2) mentions gvn.
+    let fires = script(dir.path(), "fires.sh", "case \"$2\" in *gvn*) exit 0;; *) exit 1;; esac", 0o755);
+    let oracle = Oracle {
+        script: Some(ScriptOracle::new(fires).unwrap()),
+        ..Oracle::of(Failure { kind: FailureKind::WrongCode, signature: String::new() }, None)
+    };
+    assert_eq!(oracle.judge(&run(Outcome::Ok, ""), "function(gvn)").unwrap(), Verdict::Same);
+    assert_eq!(oracle.judge(&run(Outcome::Ok, ""), "function(sroa)").unwrap(), Verdict::Passes);
+    assert!(matches!(oracle.judge(&run(Outcome::Fatal, "x"), "function(sroa)").unwrap(), Verdict::Other(_)));
+
+    let missing_tool = script(dir.path(), "missing.sh", "no-such-command-anywhere \"$1\"", 0o755);
+    let e = ScriptOracle::new(missing_tool).unwrap().fires("sroa").unwrap_err().to_string();
+    assert!(e.contains("127"), "{e}");
+    let not_executable = script(dir.path(), "plain.sh", "exit 0", 0o644);
+    assert!(ScriptOracle::new(not_executable).err().unwrap().contains("not executable"));
+    assert!(ScriptOracle::new(dir.path().join("absent.sh")).err().unwrap().contains("absent.sh"));
+    assert!(ScriptOracle::new(dir.path().to_path_buf()).err().unwrap().contains("not a file"));
+}
+
+#[test]
+fn the_vote_reports_what_differs_unless_most_runs_agree_against_the_reference() {
+    let reference = exec(ExecStatus::Exited(0), "1\n");
+    let good = exec(ExecStatus::Exited(0), "1\n");
+    let bad = exec(ExecStatus::Exited(0), "2\n");
+    let killed = exec(ExecStatus::Signal(libc::SIGSEGV), "");
+    // Two of five differ: both are wrong code, in order.
+    let v = vote(&[good.clone(), bad.clone(), good.clone(), killed.clone(), good.clone()], &reference);
+    let Vote::WrongCode(failures) = v else { panic!("{v:?}") };
+    assert_eq!(failures.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [1, 3]);
+    assert_eq!(failures[1].1.signature, "program killed by SIGSEGV");
+    // Three of five agree with each other against the reference: the program is suspect.
+    assert_eq!(vote(&[bad.clone(), bad.clone(), good.clone(), bad.clone(), good.clone()], &reference), Vote::Suspect);
+    // Half is not a majority.
+    assert!(matches!(vote(&[bad.clone(), good.clone()], &reference), Vote::WrongCode(f) if f.len() == 1));
+    // Agreeing with the reference is never suspect.
+    assert_eq!(vote(&[good.clone(), good], &reference), Vote::WrongCode(Vec::new()));
+    assert_eq!(vote(&[], &reference), Vote::WrongCode(Vec::new()));
+}
+
+#[test]
+fn bug_keys_follow_the_cause_not_the_symptom() {
+    let catalog = Catalog::for_llvm(crate::llvm::version().0).unwrap();
+    let seq = |text: &str| Sequence::parse(text, &catalog).unwrap();
+    let failure = |kind, signature: &str| Failure { kind, signature: signature.into() };
+
+    let crash = failure(FailureKind::Crash, "SIGSEGV in a");
+    let frames: Vec<String> = ["a", "b", "c", "d"].map(String::from).to_vec();
+    let (key, pass) = bug_key(&crash, &seq("sroa,loop-extract"), &frames);
+    assert_eq!((key.as_str(), pass.as_str()), ("crash|a < b < c", "loop-extract"));
+    // The same three frames under another sequence are the same bug.
+    assert_eq!(bug_key(&crash, &seq("gvn"), &frames).0, key);
+    // Without frames: the last pass and the signature.
+    assert_eq!(bug_key(&crash, &seq("sroa,gvn"), &[]).0, "crash|gvn|SIGSEGV in a");
+
+    let invalid = failure(FailureKind::InvalidIr, "PHI node entries do not match predecessors!");
+    assert_eq!(
+        bug_key(&invalid, &seq("slp-vectorizer"), &[]).0,
+        "invalid-ir|slp-vectorizer|PHI node entries do not match predecessors!"
+    );
+    assert_eq!(bug_key(&failure(FailureKind::Timeout, "t"), &seq("licm,loop-unroll"), &[]).0, "timeout|loop-unroll");
+
+    let wrong = failure(FailureKind::WrongCode, "output differs");
+    let (key, pass) = bug_key(&wrong, &seq("instcombine,gvn,instcombine"), &[]);
+    // Pass names, each once, in order: parameters and repeats do not make another bug.
+    assert_eq!(key, "wrong-code|instcombine gvn");
+    assert_eq!(pass, "instcombine");
+    assert_ne!(bug_key(&wrong, &seq("gvn,instcombine"), &[]).0, key, "order matters");
+}
+
+#[test]
+fn failure_kinds_round_trip_through_their_names() {
+    for kind in FailureKind::ALL {
+        assert_eq!(FailureKind::parse(kind.as_str()), Some(kind));
+        let json = serde_json::to_value(kind).unwrap();
+        assert_eq!(json, kind.as_str());
+    }
+    assert_eq!(FailureKind::parse("segfault"), None);
+}
