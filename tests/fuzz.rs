@@ -149,6 +149,21 @@ fn a_known_failure_is_found_reduced_to_its_pass_and_reported_once() {
     assert_eq!(stats["bugs_by_kind"]["invalid-ir"], 1);
 }
 
+/// The pairs committed to a campaign's store, read directly (the campaign may be running):
+/// (program, sequence, outcome, IR hash, milliseconds). A pair run again gets a new time.
+fn committed_pairs(dir: &Path) -> Vec<(i64, i64, String, Option<String>, f64)> {
+    let open = || -> rusqlite::Result<Vec<_>> {
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+        let db = rusqlite::Connection::open_with_flags(dir.join("campaign.sqlite"), flags)?;
+        db.busy_timeout(Duration::from_secs(10))?;
+        let mut st =
+            db.prepare("SELECT program, sequence, outcome, ir_hash, millis FROM pairs ORDER BY program, sequence")?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
+        rows.collect()
+    };
+    open().unwrap_or_default()
+}
+
 #[test]
 fn an_interrupted_campaign_resumes_without_losing_or_redoing_pairs() {
     let work = tempfile::tempdir().unwrap();
@@ -170,25 +185,121 @@ fn an_interrupted_campaign_resumes_without_losing_or_redoing_pairs() {
         .unwrap();
     // Kill it (no chance to clean up) once some pairs, but not all, are committed.
     let start = Instant::now();
-    loop {
+    while committed_pairs(&out).len() < 4 {
         std::thread::sleep(Duration::from_millis(100));
-        let pairs = if out.join("campaign.sqlite").exists() { pairs_in(&out) } else { 0 };
-        if pairs >= 4 {
-            break;
-        }
         assert!(start.elapsed() < Duration::from_secs(120), "the campaign made no progress");
         assert!(child.try_wait().unwrap().is_none(), "the campaign ended before it could be interrupted");
     }
     child.kill().unwrap();
     child.wait().unwrap();
-    let before = pairs_in(&out);
-    assert!(before < 24, "killed too late to test anything ({before} pairs)");
+    let before = committed_pairs(&out);
+    assert!(before.len() < 24, "killed too late to test anything ({} pairs)", before.len());
     let (code, _, stderr) = ctos(&["fuzz", "--resume", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
-    assert_eq!(pairs_in(&out), 24, "every pair exactly once (the store's key forbids repeats)");
+    let after = committed_pairs(&out);
+    assert_eq!(after.len(), 24, "every pair of the plan is there");
+    assert_eq!(pairs_in(&out), 24);
+    for pair in &before {
+        assert!(after.contains(pair), "pair {pair:?}, committed before the kill, was run again");
+    }
     // Starting over in a campaign folder is refused, not silently mixed.
     let (code, _, stderr) =
         ctos(&campaign(&["--out", out.to_str().unwrap()]).iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(code, 2);
     assert!(stderr.contains("--resume"), "{stderr}");
+}
+
+/// A small campaign of user programs and pipelines that fails in two ways on every
+/// program (LICM without MemorySSA aborts; trigger-crash-function crashes).
+fn small_campaign(work: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
+    let programs = work.join("programs");
+    if !programs.exists() {
+        std::fs::create_dir(&programs).unwrap();
+        std::fs::copy(root().join("examples/sum.c"), programs.join("a-sum.c")).unwrap();
+        std::fs::copy(root().join("tests/data/csmith-12345.c"), programs.join("b-csmith.c")).unwrap();
+        std::fs::write(
+            work.join("sequences.txt"),
+            "sroa,gvn\nfunction(loop(licm))\ntrigger-crash-function\n# a comment\ninstcombine,simplifycfg\n",
+        )
+        .unwrap();
+    }
+    let mut args = vec!["fuzz", "--out", out.to_str().unwrap(), "--programs", programs.to_str().unwrap()];
+    let sequences = work.join("sequences.txt");
+    args.extend_from_slice(&["--sequences", sequences.to_str().unwrap(), "--iterations", "1", "-j", "2"]);
+    args.extend_from_slice(extra);
+    ctos(&args)
+}
+
+/// What must agree between campaigns on the same plan: the counts, and each bug's key
+/// facts with the failing pairs it stands for.
+fn essentials(report: &Value) -> (Value, Value, Value, Vec<String>) {
+    let mut bugs: Vec<String> = report["bugs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| format!("{} | {} | {} | {} | {}", b["kind"], b["pass"], b["signature"], b["reduced"], b["count"]))
+        .collect();
+    bugs.sort();
+    (report["pairs"].clone(), report["programs_tested"].clone(), report["failures"].clone(), bugs)
+}
+
+#[test]
+fn two_shards_merged_equal_one_unsharded_campaign_on_the_same_plan() {
+    let work = tempfile::tempdir().unwrap();
+    let whole = work.path().join("whole");
+    let shards = [work.path().join("s0"), work.path().join("s1")];
+    for (out, shard) in [(&whole, "0/1"), (&shards[0], "0/2"), (&shards[1], "1/2")] {
+        let (code, _, stderr) = small_campaign(work.path(), out, &["--shard", shard]);
+        assert_eq!(code, 0, "shard {shard}: {stderr}");
+    }
+    let merged = work.path().join("merged");
+    let (code, stdout, stderr) =
+        ctos(&["merge", "--out", merged.to_str().unwrap(), shards[0].to_str().unwrap(), shards[1].to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("2 unique bugs"), "{stdout}");
+    let (whole, merged_report) = (report(&whole), report(&merged));
+    assert_eq!(whole["pairs"], 8, "2 programs x 4 pipelines");
+    assert_eq!(whole["bugs"].as_array().unwrap().len(), 2, "{whole}");
+    assert_eq!(essentials(&merged_report), essentials(&whole));
+    // Each shard tested only its own program.
+    assert_eq!(report(&shards[0])["programs_tested"], 1);
+    assert_eq!(report(&shards[1])["pairs"], 4);
+    // Every bug folder of the merged campaign is there.
+    for b in merged_report["bugs"].as_array().unwrap() {
+        assert!(merged.join(b["dir"].as_str().unwrap()).join("README.md").exists(), "{b}");
+    }
+    // Reading a campaign changes nothing in it.
+    let db = std::fs::read(merged.join("campaign.sqlite")).unwrap();
+    report(&merged);
+    assert!(std::fs::read(merged.join("campaign.sqlite")).unwrap() == db, "ctos report changed the store");
+    // A shard merged twice, or a folder merged into a used one, is refused.
+    let again = work.path().join("again");
+    let (code, _, stderr) =
+        ctos(&["merge", "--out", again.to_str().unwrap(), shards[0].to_str().unwrap(), shards[0].to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("both shard 0/2"), "{stderr}");
+    assert!(!again.exists(), "a refused merge left its folder behind");
+}
+
+#[test]
+fn a_resumed_campaign_keeps_its_configuration_and_can_be_extended() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("campaign");
+    let (code, _, stderr) = small_campaign(work.path(), &out, &["--seed", "3"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(pairs_in(&out), 8);
+    let dir = out.to_str().unwrap();
+    // A flag that would change the stored configuration is refused, naming what is stored.
+    let (code, _, stderr) = ctos(&["fuzz", "--resume", dir, "--seed", "4", "--opt-timeout", "5m"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--seed (stored: 3)") && stderr.contains("--opt-timeout (stored: 30.0)"), "{stderr}");
+    // The same values again are no change.
+    let (code, _, stderr) = ctos(&["fuzz", "--resume", dir, "--seed", "3"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("has done its 1 iterations"), "{stderr}");
+    assert_eq!(pairs_in(&out), 8, "a finished campaign given no more work does none");
+    // --iterations extends a finished campaign by that many iterations.
+    let (code, _, stderr) = ctos(&["fuzz", "--resume", dir, "--iterations", "1"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(pairs_in(&out), 16);
 }

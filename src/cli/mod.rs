@@ -52,10 +52,10 @@ impl InputArgs {
 #[derive(clap::Args, Debug, Clone)]
 pub struct LimitArgs {
     /// Time one pipeline may take to optimize, then: timeout (90, 90s, 30m, 2h).
-    #[arg(long, value_name = "TIME", default_value = "60", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", default_value = "60", value_parser = parse_duration, allow_hyphen_values = true)]
     pub opt_timeout: Duration,
     /// Time code generation plus running main may take.
-    #[arg(long, value_name = "TIME", default_value = "10", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", default_value = "10", value_parser = parse_duration, allow_hyphen_values = true)]
     pub exec_timeout: Duration,
     /// Memory cap per child, in MiB (then: oom).
     #[arg(long, value_name = "MIB", default_value_t = 4096, value_parser = memory_mib)]

@@ -121,8 +121,8 @@ fn check_programs(dir: &Path, config: &CampaignConfig) -> Result<()> {
     let files = program_files(dir)?;
     let (target, _) = TargetSpec::split_flags(&config.llvm_args);
     for file in &files {
-        IrModule::load(file, &CFrontend::default(), &target)
-            .with_context(|| format!("--programs: {}", file.display()))?;
+        // Every load error names the file already.
+        IrModule::load(file, &CFrontend::default(), &target).context("--programs")?;
     }
     Ok(())
 }

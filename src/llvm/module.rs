@@ -252,8 +252,9 @@ fn configure_target(module: &Module, spec: &TargetSpec) -> Result<TargetMachine,
     };
     let triple = TargetTriple::create(&triple_text);
     module.set_triple(&triple);
-    let target = Target::from_triple(&triple)
-        .map_err(|e| LoadError::Target(format!("no LLVM target for triple '{triple_text}': {e}")))?;
+    let target = Target::from_triple(&triple).map_err(|e| {
+        LoadError::Target(format!("no LLVM target for triple '{triple_text}': {}", e.to_string_lossy()))
+    })?;
     let cpu = if spec.cpu == "native" { super::host_cpu() } else { spec.cpu.clone() };
     let features = if spec.cpu == "native" && spec.features.is_empty() {
         TargetMachine::get_host_cpu_features().to_string()

@@ -30,7 +30,7 @@ pub struct FuzzArgs {
     #[arg(long, value_name = "DIR")]
     resume: Option<PathBuf>,
     /// Stop after this long (90s, 30m, 2h); without it, run until interrupted.
-    #[arg(long, value_name = "TIME", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", value_parser = parse_duration, allow_hyphen_values = true)]
     time_limit: Option<Duration>,
     /// Stop after this many iterations (with --resume: this many more).
     #[arg(long, value_name = "N", value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
@@ -92,10 +92,10 @@ pub struct FuzzArgs {
     #[arg(long, value_enum, default_value_t = Nesting::Grouped)]
     nesting: Nesting,
     /// Time one sequence may optimize (then: a performance bug).
-    #[arg(long, value_name = "TIME", default_value = "30", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", default_value = "30", value_parser = parse_duration, allow_hyphen_values = true)]
     opt_timeout: Duration,
     /// Time code generation plus the program may take.
-    #[arg(long, value_name = "TIME", default_value = "10", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", default_value = "10", value_parser = parse_duration, allow_hyphen_values = true)]
     exec_timeout: Duration,
     /// Memory cap per child in MiB (then: a performance bug).
     #[arg(long, value_name = "MIB", default_value_t = 4096, value_parser = memory_mib)]
@@ -104,7 +104,7 @@ pub struct FuzzArgs {
     #[arg(long)]
     reduce_programs: bool,
     /// Time cvise may spend per bug.
-    #[arg(long, value_name = "TIME", default_value = "300", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", default_value = "300", value_parser = parse_duration, allow_hyphen_values = true)]
     reduce_programs_time: Duration,
     /// Print the report as JSON Lines (see the README) instead of a table.
     #[arg(long)]
@@ -254,9 +254,9 @@ pub struct InterestingArgs {
     verify_each: VerifyEach,
     #[arg(long = "llvm-arg", allow_hyphen_values = true)]
     llvm_args: Vec<String>,
-    #[arg(long, default_value = "30", value_parser = parse_duration)]
+    #[arg(long, default_value = "30", value_parser = parse_duration, allow_hyphen_values = true)]
     opt_timeout: Duration,
-    #[arg(long, default_value = "10", value_parser = parse_duration)]
+    #[arg(long, default_value = "10", value_parser = parse_duration, allow_hyphen_values = true)]
     exec_timeout: Duration,
     program: PathBuf,
 }

@@ -25,7 +25,7 @@ pub struct EvalArgs {
     #[arg(long = "strategy", value_enum)]
     pub strategies: Vec<Strategy>,
     /// Isolations per bug and strategy; ranks are the median over them.
-    #[arg(long, default_value_t = 1, value_parser = |s: &str| bounded(s, 1usize, 1000))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = |s: &str| bounded(s, 1usize, 1000))]
     pub repeat: usize,
     /// Only these bugs (folder names; repeatable).
     #[arg(long = "bug", value_name = "ID")]
@@ -148,17 +148,19 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         "evals/s",
         "median s"
     )?;
+    // Mean ranks over no ranked bug are no number.
+    let mean = |x: f64| if x.is_finite() { format!("{x:.2}") } else { "-".into() };
     for s in &summaries {
         ctos::outln!(
-            "{:<10} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7.2} {:>7.2} {:>8.1} {:>9.1}",
+            "{:<10} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7} {:>8.1} {:>9.1}",
             format!("{:?}", s.strategy).to_lowercase(),
             s.metrics.bugs,
             s.metrics.top1,
             s.metrics.top5,
             s.metrics.top10,
             s.metrics.top20,
-            s.metrics.mfr,
-            s.metrics.mar,
+            mean(s.metrics.mfr),
+            mean(s.metrics.mar),
             s.evaluations_per_second,
             s.median_seconds_to_ranking
         )?;

@@ -16,10 +16,10 @@ use ctos::seq::{Catalog, Nesting, RenderOptions};
 #[derive(clap::Args, Debug, Clone)]
 pub struct SearchArgs {
     /// Time the search may take per bug, after reduction (90, 90s, 2m).
-    #[arg(long, value_name = "TIME", default_value = "120", value_parser = parse_duration)]
+    #[arg(long, value_name = "TIME", default_value = "120", value_parser = parse_duration, allow_hyphen_values = true)]
     pub time: Duration,
     /// Stop after this many evaluations (whichever limit comes first).
-    #[arg(long, value_name = "N", value_parser = |s: &str| bounded(s, 1usize, usize::MAX))]
+    #[arg(long, value_name = "N", value_parser = |s: &str| bounded(s, 1usize, 1_000_000_000))]
     pub max_evals: Option<usize>,
     /// Coverage elements: functions, or basic blocks (finer, about 3x slower).
     #[arg(long, value_enum, default_value_t = Granularity::Functions)]
