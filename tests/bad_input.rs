@@ -56,10 +56,6 @@ impl Fixtures {
         Fixtures { dir }
     }
 
-    fn path(&self, name: &str) -> String {
-        self.dir.path().join(name).display().to_string()
-    }
-
     /// Every file below the fixtures folder, with its size: what a refused command must
     /// leave exactly as it was.
     fn listing(&self) -> Vec<(PathBuf, u64)> {
@@ -85,8 +81,8 @@ impl Fixtures {
 const CTOS: &str = env!("CARGO_BIN_EXE_ctos");
 const LOCSEQ: &str = env!("CARGO_BIN_EXE_locseq");
 
-/// (binary, arguments, what the message must say).
-fn cases(f: &Fixtures) -> Vec<(&'static str, Vec<String>, &'static str)> {
+/// (binary, arguments, what the message must say); relative names are files of [`Fixtures`].
+fn cases() -> Vec<(&'static str, Vec<String>, &'static str)> {
     let csmith = root().join("tests/data/csmith-12345.c").display().to_string();
     let sum = root().join("examples/sum.c").display().to_string();
     let (repro, seq) = (bench("191714", "repro.ll"), bench("191714", "seq.txt"));
@@ -212,7 +208,7 @@ fn cases(f: &Fixtures) -> Vec<(&'static str, Vec<String>, &'static str)> {
 fn every_command_answers_bad_input_with_one_line_and_leaves_nothing_behind() {
     let f = Fixtures::new();
     let before = f.listing();
-    let cases = cases(&f);
+    let cases = cases();
     assert!(cases.len() >= 40, "{} cases", cases.len());
     let mut problems = Vec::new();
     for (binary, args, expected) in &cases {

@@ -147,6 +147,7 @@ fn a_known_failure_is_found_reduced_to_its_pass_and_reported_once() {
     let stats: Value = serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
     assert_eq!(stats["pairs"], 10);
     assert_eq!(stats["bugs_by_kind"]["invalid-ir"], 1);
+    assert_eq!(stats["rejected_pairs"], 0);
 }
 
 /// The pairs committed to a campaign's store, read directly (the campaign may be running):

@@ -153,7 +153,8 @@ fn record_pair(
             &serde_json::to_string(&detail_of(run))?,
         ),
         // Pipelines are checked before a campaign starts, so LLVM refusing one here is a
-        // bug of ours: the pair is kept with outcome `rejected`, counted in stats.json.
+        // bug of ours: the pair is kept with outcome `rejected`, counted in stats.json
+        // (`rejected_pairs`), and is neither a failure nor a vote.
         _ => Ok(()),
     }
 }

@@ -28,6 +28,8 @@ struct Snapshot {
     pairs_per_second: f64,
     programs_tested: i64,
     failures: i64,
+    /// Pairs LLVM refused to run (a bug of ours: input is checked before a campaign starts).
+    rejected_pairs: i64,
     bugs: usize,
     bugs_by_kind: BTreeMap<String, usize>,
     finished: bool,
@@ -63,6 +65,7 @@ impl Stats {
             pairs_per_second: this_run as f64 / elapsed.max(1e-9),
             programs_tested,
             failures,
+            rejected_pairs: store.rejected_pairs()?,
             bugs: bugs.len(),
             bugs_by_kind,
             finished,
@@ -73,8 +76,9 @@ impl Stats {
     pub fn tick(&mut self, dir: &Path, store: &Store, started: Instant, phase: &str) -> Result<()> {
         let s = self.snapshot(store, started, false)?;
         let kinds: Vec<String> = s.bugs_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let rejected = if s.rejected_pairs > 0 { format!(" | {} rejected", s.rejected_pairs) } else { String::new() };
         self.bar.set_message(format!(
-            "iteration {} {phase} | {} pairs ({:.1}/s) | {} failures | bugs: {}",
+            "iteration {} {phase} | {} pairs ({:.1}/s){rejected} | {} failures | bugs: {}",
             s.iteration,
             s.pairs,
             s.pairs_per_second,

@@ -328,6 +328,11 @@ impl Store {
         )?)
     }
 
+    /// Pairs whose pipeline LLVM refused: none, when the campaign's input was checked.
+    pub fn rejected_pairs(&self) -> Result<i64> {
+        Ok(self.db.query_row("SELECT COUNT(*) FROM pairs WHERE outcome = 'rejected'", [], |r| r.get(0))?)
+    }
+
     /// Sum of per-pair child time (ms), for throughput reports.
     pub fn pair_millis(&self) -> Result<f64> {
         Ok(self.db.query_row("SELECT COALESCE(SUM(millis), 0) FROM pairs", [], |r| r.get(0))?)
