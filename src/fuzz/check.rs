@@ -44,9 +44,10 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog) -> Result<Checke
         }
     };
     let (lines, pipelines): (Vec<usize>, Vec<String>) = sequences.unwrap_or_default().into_iter().unzip();
+    let (target, llvm_args) = TargetSpec::split_flags(&config.llvm_args);
     check_exclude(&config.exclude, catalog)?;
     match &config.programs_dir {
-        Some(dir) => check_programs(dir, config)?,
+        Some(dir) => check_programs(dir, &target)?,
         None if find_on_path("csmith").is_none() => {
             bail!(
                 "csmith is not installed (scripts/setup.sh installs it), or test your own programs with --programs DIR"
@@ -57,7 +58,10 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog) -> Result<Checke
     if config.reduce_programs && find_on_path("cvise").is_none() {
         bail!("--reduce-programs needs cvise (scripts/setup.sh installs it)");
     }
-    if let Err(e) = check_with_llvm(config, &pipelines) {
+    let checked = Pool::new(2, config.limits(), llvm_args)
+        .map_err(|e| Rejection::Target(format!("cannot start the sandbox: {e}")))
+        .and_then(|mut pool| check_pipelines(&mut pool, &target, &pipelines));
+    if let Err(e) = checked {
         return Err(match (&e, &config.sequences_file) {
             (Rejection::Pipeline { index, .. }, Some(file)) => {
                 anyhow::Error::new(e.clone()).context(format!("{}:{}", file.display(), lines[*index]))
@@ -117,12 +121,10 @@ fn check_exclude(patterns: &[String], catalog: &Catalog) -> Result<()> {
 }
 
 /// The programs of `--programs`: there are some, and each loads.
-fn check_programs(dir: &Path, config: &CampaignConfig) -> Result<()> {
-    let files = program_files(dir)?;
-    let (target, _) = TargetSpec::split_flags(&config.llvm_args);
-    for file in &files {
+fn check_programs(dir: &Path, target: &TargetSpec) -> Result<()> {
+    for file in &program_files(dir)? {
         // Every load error names the file already.
-        IrModule::load(file, &CFrontend::default(), &target).context("--programs")?;
+        IrModule::load(file, &CFrontend::default(), target).context("--programs")?;
     }
     Ok(())
 }
@@ -139,12 +141,4 @@ pub(super) fn program_files(dir: &Path) -> Result<Vec<PathBuf>> {
         bail!("{} has no .c, .ll or .bc files", dir.display());
     }
     Ok(files)
-}
-
-/// The LLVM flags and the user's pipelines, through LLVM itself.
-fn check_with_llvm(config: &CampaignConfig, pipelines: &[String]) -> Result<(), Rejection> {
-    let (target, llvm_args) = TargetSpec::split_flags(&config.llvm_args);
-    let mut pool = Pool::new(2, config.limits(), llvm_args)
-        .map_err(|e| Rejection::Target(format!("cannot start the sandbox: {e}")))?;
-    check_pipelines(&mut pool, &target, pipelines)
 }
