@@ -25,11 +25,27 @@ pub struct Attempt {
     pub reduced: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "status")]
+#[derive(Debug, Clone)]
 pub enum BugOutcome {
     Ranked { attempts: Vec<Attempt> },
     Skipped { reason: String },
+}
+
+/// `{"status": "ranked"|"skipped", "attempts": […]|null, "reason": null|"…"}`: the same
+/// keys either way, as the `--json` convention wants.
+impl Serialize for BugOutcome {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let (status, attempts, reason) = match self {
+            BugOutcome::Ranked { attempts } => ("ranked", Some(attempts), None),
+            BugOutcome::Skipped { reason } => ("skipped", None, Some(reason)),
+        };
+        let mut s = serializer.serialize_struct("BugOutcome", 3)?;
+        s.serialize_field("status", status)?;
+        s.serialize_field("attempts", &attempts)?;
+        s.serialize_field("reason", &reason)?;
+        s.end()
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
