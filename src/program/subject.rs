@@ -42,14 +42,10 @@ impl Subject {
     /// Load the program (and driver) and start a pool of `jobs` children with `limits`.
     pub fn load(spec: &SubjectSpec, jobs: usize, limits: Limits) -> Result<Subject> {
         let (target, llvm_args) = TargetSpec::split_flags(&spec.llvm_args);
-        if !spec.program.is_file() {
-            bail!("{}: no such file", spec.program.display());
-        }
+        must_be_file(&spec.program, "")?;
         let mut module = IrModule::load(&spec.program, &spec.frontend, &target)?;
         if let Some(driver) = &spec.driver {
-            if !driver.is_file() {
-                bail!("{}: no such file (the --driver)", driver.display());
-            }
+            must_be_file(driver, " (the --driver)")?;
             module.set_driver(driver).with_context(|| format!("loading the driver {}", driver.display()))?;
         }
         let pool = Pool::new(jobs, limits, llvm_args)?;
@@ -64,6 +60,14 @@ impl Subject {
     /// The unoptimized program's execution: what optimized runs are compared with.
     pub fn reference(&mut self) -> Result<Execution> {
         reference_execution(&mut self.pool, &mut self.module)
+    }
+}
+
+fn must_be_file(path: &std::path::Path, what: &str) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_file() => Ok(()),
+        Ok(_) => bail!("{}: not a file{what}", path.display()),
+        Err(_) => bail!("{}: no such file{what}", path.display()),
     }
 }
 
