@@ -61,14 +61,10 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog) -> Result<Checke
     let checked = Pool::new(2, config.limits(), llvm_args)
         .map_err(|e| Rejection::Target(format!("cannot start the sandbox: {e}")))
         .and_then(|mut pool| check_pipelines(&mut pool, &target, &pipelines));
-    if let Err(e) = checked {
-        return Err(match (&e, &config.sequences_file) {
-            (Rejection::Pipeline { index, .. }, Some(file)) => {
-                anyhow::Error::new(e.clone()).context(format!("{}:{}", file.display(), lines[*index]))
-            }
-            _ => e.into(),
-        });
-    }
+    checked.map_err(|r| {
+        let file = config.sequences_file.as_deref().unwrap_or(Path::new("--sequences"));
+        r.located(|index| format!("{}:{}", file.display(), lines[index]))
+    })?;
     Ok(Checked { sequences: config.sequences_file.is_some().then_some(pipelines) })
 }
 

@@ -101,6 +101,31 @@ impl Default for IsolateOptions {
     }
 }
 
+/// What checking [`IsolateOptions`] builds: the `--pattern` and the user's script.
+pub struct CheckedOptions {
+    pub pattern: Option<regex::Regex>,
+    pub script: Option<ScriptOracle>,
+}
+
+impl IsolateOptions {
+    /// Everything the options name must exist: the candidate set, a pattern that compiles,
+    /// an executable oracle script. Cheap: call it before any work.
+    pub fn check(&self, catalog: &Catalog) -> Result<CheckedOptions> {
+        catalog.set(&self.candidates).context("--candidates")?;
+        let pattern = match &self.pattern {
+            Some(p) => {
+                Some(regex::Regex::new(p).with_context(|| format!("--pattern '{p}' is not a regular expression"))?)
+            }
+            None => None,
+        };
+        let script = match &self.oracle {
+            OracleMode::Script(path) => Some(ScriptOracle::new(path.clone()).map_err(anyhow::Error::msg)?),
+            _ => None,
+        };
+        Ok(CheckedOptions { pattern, script })
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct Isolation {
     pub failure: Failure,
@@ -152,7 +177,12 @@ impl Runner<'_> {
 }
 
 /// The oracle for the failure `buggy` shows, or an error saying why there is none.
-fn establish_oracle(runner: &mut Runner, buggy: &str, opts: &IsolateOptions) -> Result<Oracle> {
+fn establish_oracle(
+    runner: &mut Runner,
+    buggy: &str,
+    opts: &IsolateOptions,
+    checked: CheckedOptions,
+) -> Result<Oracle> {
     let can_execute = runner.module.has_main();
     let wants_execution = matches!(opts.oracle, OracleMode::Auto | OracleMode::WrongCode) && can_execute;
     if opts.oracle == OracleMode::WrongCode && !can_execute {
@@ -166,18 +196,13 @@ fn establish_oracle(runner: &mut Runner, buggy: &str, opts: &IsolateOptions) -> 
         Observation::Clean => None,
         Observation::Fails(f) => Some(f),
     };
-    let pattern = opts.pattern.as_deref().map(regex::Regex::new).transpose().context("--pattern")?;
-    let script = match &opts.oracle {
-        OracleMode::Script(path) => {
-            let script = ScriptOracle::new(path.clone()).map_err(anyhow::Error::msg)?;
-            if !script.fires(buggy)? {
-                bail!("the failure does not reproduce: {} says the bug does not fire on {buggy}", path.display());
-            }
-            runner.exec = ExecMode::Never;
-            Some(script)
+    let CheckedOptions { pattern, script } = checked;
+    if let Some(script) = &script {
+        if !script.fires(buggy)? {
+            bail!("the failure does not reproduce: {} says the bug does not fire on {buggy}", script.script.display());
         }
-        _ => None,
-    };
+        runner.exec = ExecMode::Never;
+    }
     let expected = match (&opts.oracle, failure) {
         (OracleMode::Script(_), f) => {
             f.unwrap_or(Failure { kind: FailureKind::WrongCode, signature: "the interestingness test fires".into() })
@@ -232,7 +257,7 @@ pub fn isolate(
     progress: &mut dyn Progress,
 ) -> Result<Isolation> {
     let started = Instant::now();
-    catalog.set(&opts.candidates)?;
+    let checked = opts.check(catalog)?;
     // Reproduction and reduction need no coverage: run them without breakpoints.
     coverage::disarm();
     let mut runner = Runner {
@@ -246,7 +271,7 @@ pub fn isolate(
     };
     let original = runner.text(buggy)?;
     progress.phase(&format!("reproducing the failure of {original}"));
-    let oracle = establish_oracle(&mut runner, &original, opts)?;
+    let oracle = establish_oracle(&mut runner, &original, opts, checked)?;
     let mut notes = Vec::new();
     let mut current = buggy.clone();
 

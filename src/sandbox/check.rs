@@ -22,6 +22,20 @@ pub enum Rejection {
     Pipeline { index: usize, pipeline: String, message: String },
 }
 
+impl Rejection {
+    /// As an error that says where a rejected pipeline came from (`FILE:LINE`, `--passes`):
+    /// `origin` maps the pipeline's index in the list checked to that place.
+    pub fn located(self, origin: impl Fn(usize) -> String) -> anyhow::Error {
+        match &self {
+            Rejection::Pipeline { index, .. } => {
+                let at = origin(*index);
+                anyhow::Error::new(self).context(at)
+            }
+            _ => self.into(),
+        }
+    }
+}
+
 /// Check the pool's LLVM flags, the target and each pipeline; the first problem, in the
 /// order given (flags first).
 pub fn check_pipelines(pool: &mut Pool, target: &TargetSpec, pipelines: &[String]) -> Result<(), Rejection> {

@@ -8,7 +8,7 @@ use ctos::cli::{load_input, InputArgs, LimitArgs};
 use ctos::coverage::{Coverage, Granularity, Summary};
 use ctos::llvm::VerifyEach;
 use ctos::output as json;
-use ctos::sandbox::{run_batch, signal_name, BatchItem, ExecMode, ExecStatus, Execution, JobSpec, Rejection, Run};
+use ctos::sandbox::{run_batch, signal_name, BatchItem, ExecMode, ExecStatus, Execution, JobSpec, Run};
 use ctos::seq::{pipeline_lines, Catalog, Nesting, RenderOptions, Sequence};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -162,12 +162,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
             args.input.program.display()
         );
     }
-    if let Err(rejection) = input.check(&pipelines) {
-        return Err(match &rejection {
-            Rejection::Pipeline { index, .. } => anyhow::Error::new(rejection.clone()).context(texts[*index].1.clone()),
-            _ => rejection.into(),
-        });
-    }
+    input.check(&pipelines).map_err(|r| r.located(|index| texts[index].1.clone()))?;
     if let Some(dir) = &args.emit_ir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }

@@ -75,8 +75,10 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         bugs.retain(|b| args.bugs.contains(&b.id));
     }
     let strategies = if args.strategies.is_empty() { vec![Strategy::Cga] } else { args.strategies.clone() };
+    let base = args.search.options()?;
+    base.check(&catalog)?;
     let setup = EvalSetup {
-        base: args.search.options(&catalog)?,
+        base,
         repeat: args.repeat,
         jobs: args.limits.jobs(),
         limits: args.limits.limits(),

@@ -11,7 +11,6 @@ use ctos::localize::isolate::{isolate, Isolation, OracleMode, Progress};
 use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::search::{SearchStats, Strategy};
 use ctos::localize::similarity::SimilarityFormula;
-use ctos::oracle::ScriptOracle;
 use ctos::output;
 use ctos::seq::{pipeline_lines, Catalog, Sequence};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -122,13 +121,7 @@ fn read_sequence(path: &Path, catalog: &Catalog) -> Result<Sequence> {
 pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     let catalog = Catalog::for_llvm(ctos::llvm::version().0)?;
     let buggy = read_sequence(&args.seq_file, &catalog)?;
-    let mut opts = args.search.options(&catalog)?;
-    if let OracleMode::Script(path) = &args.oracle {
-        ScriptOracle::new(path.clone()).map_err(anyhow::Error::msg)?;
-    }
-    if let Some(pattern) = &args.pattern {
-        regex::Regex::new(pattern).with_context(|| format!("--pattern '{pattern}' is not a regular expression"))?;
-    }
+    let mut opts = args.search.options()?;
     opts.oracle = args.oracle.clone();
     opts.pattern = args.pattern.clone();
     opts.strategy = args.strategy;

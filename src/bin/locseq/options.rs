@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, Result};
 use ctos::cli::{bounded, parse_duration};
 use ctos::coverage::Granularity;
 use ctos::localize::evidence::FailingEvidence;
@@ -11,7 +11,7 @@ use ctos::localize::isolate::IsolateOptions;
 use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::search::Budget;
 use ctos::localize::similarity::SimilarityFormula;
-use ctos::seq::{Catalog, Nesting, RenderOptions};
+use ctos::seq::{Nesting, RenderOptions};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct SearchArgs {
@@ -71,9 +71,8 @@ pub struct SearchArgs {
 }
 
 impl SearchArgs {
-    /// The options, checked (the catalog set of `--candidates` included).
-    pub fn options(&self, catalog: &Catalog) -> Result<IsolateOptions> {
-        catalog.set(&self.candidates).context("--candidates")?;
+    /// The options, with their numbers checked ([`IsolateOptions::check`] does the rest).
+    pub fn options(&self) -> Result<IsolateOptions> {
         for (name, p) in [("--crossover", self.crossover), ("--mutation", self.mutation), ("--near", self.near)] {
             if !(0.0..=1.0).contains(&p) {
                 bail!("{name} must be between 0 and 1, not {p}");
