@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use ctos::coverage::{Coverage, Granularity, Spectrum};
 use ctos::llvm::{CFrontend, IrModule, TargetSpec};
-use ctos::sandbox::{JobSpec, Limits, Outcome, Pool, Run};
+use ctos::sandbox::{Focus, JobSpec, Limits, Outcome, Pool, Run};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -21,9 +21,13 @@ fn csmith() -> IrModule {
 }
 
 fn covered(coverage: &Coverage, module: &mut IrModule, pipeline: &str) -> (Run, Spectrum) {
+    covered_in(coverage, module, pipeline, None)
+}
+
+fn covered_in(coverage: &Coverage, module: &mut IrModule, pipeline: &str, focus: Option<Focus>) -> (Run, Spectrum) {
     let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
     pool.set_observer(coverage.observer());
-    let run = pool.run_one(module, &JobSpec { observe: true, ..JobSpec::optimize(pipeline) }).unwrap();
+    let run = pool.run_one(module, &JobSpec { observe: true, focus, ..JobSpec::optimize(pipeline) }).unwrap();
     let spectrum = coverage.spectrum(run.trace.as_deref().expect("observed runs carry a trace"));
     (run, spectrum)
 }
@@ -45,6 +49,27 @@ fn a_pipeline_with_licm_covers_licm_cpp_and_one_without_does_not() {
     assert!(!covers(&coverage, &without, licm));
     assert!(covers(&coverage, &without, "llvm/lib/Transforms/Scalar/GVN.cpp"));
     assert!(covers(&coverage, &without, "llvm/lib/Transforms/Scalar/SROA.cpp"));
+}
+
+#[test]
+fn a_focused_trace_covers_the_second_passs_file_only_when_it_is_the_focus() {
+    let _turn = turn();
+    let coverage = Coverage::arm(Granularity::Functions);
+    let mut module = csmith();
+    let pipeline = "function(sroa),function(gvn)";
+    let focus = |pass: &str, element| Some(Focus { pass: pass.into(), element });
+    let (run, on_gvn) = covered_in(&coverage, &mut module, pipeline, focus("gvn", Some(1)));
+    assert_eq!(run.outcome, Outcome::Ok);
+    assert_eq!(run.focus_class.as_deref(), Some("GVNPass"));
+    let (_, on_sroa) = covered_in(&coverage, &mut module, pipeline, focus("sroa", None));
+    let (_, nowhere) = covered_in(&coverage, &mut module, pipeline, focus("gvn", Some(0)));
+    let (_, whole) = covered(&coverage, &mut module, pipeline);
+    let (gvn, sroa) = ("llvm/lib/Transforms/Scalar/GVN.cpp", "llvm/lib/Transforms/Scalar/SROA.cpp");
+    assert!(covers(&coverage, &on_gvn, gvn) && !covers(&coverage, &on_gvn, sroa));
+    assert!(covers(&coverage, &on_sroa, sroa) && !covers(&coverage, &on_sroa, gvn));
+    assert!(nowhere.is_empty(), "gvn does not run in element 0: {} elements recorded", nowhere.len());
+    assert!(covers(&coverage, &whole, gvn) && covers(&coverage, &whole, sroa));
+    assert!(on_gvn.len() < whole.len() && on_sroa.len() < whole.len());
 }
 
 #[test]

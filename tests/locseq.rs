@@ -104,6 +104,11 @@ mod llvm22 {
         assert!(!i["witnesses"].as_array().unwrap().is_empty());
         let rank = rank_of(&report, "llvm/lib/Transforms/Vectorize/SLPVectorizer.cpp").expect("fix file ranked");
         assert!(rank <= 3, "SLPVectorizer.cpp ranked {rank}");
+        // Broken IR is caught by verifying after every pass in one run.
+        assert_eq!(i["culprit"]["name"], "slp-vectorizer", "{}", i["culprit"]);
+        assert_eq!(i["culprit"]["method"], "verify-each");
+        assert_eq!(i["culprit"]["class"], "SLPVectorizerPass");
+        assert_eq!(i["culprit_file"], "llvm/lib/Transforms/Vectorize/SLPVectorizer.cpp");
         assert_eq!(report["seed"], 1);
         assert!(report["llvm_version"].as_str().unwrap().starts_with("22."));
     }
@@ -200,21 +205,33 @@ mod llvm19 {
     fn bug_147869_crash_ranks_loop_simplify_cfg() {
         let report = isolate(&[&bug("147869", "seq.txt"), &bug("147869", "repro.ll")]);
         assert_eq!(report["isolation"]["failure"]["kind"], "crash");
+        let culprit = &report["isolation"]["culprit"];
+        assert_eq!(
+            (culprit["name"].as_str(), culprit["method"].as_str()),
+            (Some("loop-simplifycfg"), Some("failed-in"))
+        );
         let rank = rank_of(&report, "llvm/lib/Transforms/Scalar/LoopSimplifyCFG.cpp").expect("fix file ranked");
         assert!(rank <= 5, "LoopSimplifyCFG.cpp ranked {rank}");
     }
 
+    /// The reduced sequence keeps the passes that set the bug up; the culprit is the one
+    /// after which the program first prints the wrong thing.
     #[test]
-    fn bug_140481_default_o3_is_expanded_and_reduced() {
+    fn bug_140481_default_o3_is_expanded_and_reduced_to_its_culprit() {
         let report = isolate(&[&bug("140481", "seq.txt"), &bug("140481", "repro.v19.ll"), "--max-evals", "100"]);
         let i = &report["isolation"];
         assert_eq!(i["original"], "default<O3>");
         assert!(i["reduced_passes"].as_u64().unwrap() <= 5, "{}", i["reduced"]);
         assert!(i["reduced"].as_str().unwrap().contains("constraint-elimination"));
+        let culprit = &i["culprit"];
+        assert_eq!(culprit["name"], "constraint-elimination", "{culprit}");
+        assert_eq!(culprit["method"], "prefixes");
+        assert_eq!(i["culprit_file"], "llvm/lib/Transforms/Scalar/ConstraintElimination.cpp");
     }
 
     /// 121584 fires under every candidate that keeps `instcombine`: the constrained search
-    /// finds nothing bug-free, and the user is told so and what to try.
+    /// finds no bug-free sequence (only configurations), and the user is told so and what
+    /// to try.
     #[test]
     fn a_search_without_bug_free_sequences_says_what_to_try() {
         let report = isolate(&[
@@ -226,8 +243,36 @@ mod llvm19 {
             "60",
         ]);
         let i = &report["isolation"];
-        assert_eq!(i["stats"]["passing"], 0);
+        assert_eq!(i["stats"]["passing"], i["stats"]["passing_configs"], "{}", i["stats"]);
         let notes = i["notes"].to_string();
         assert!(notes.contains("no bug-free sequence found") && notes.contains("cga-wc"), "{notes}");
+    }
+
+    /// Where no sequence with `instcombine` is bug-free, running instcombine differently
+    /// is: a configuration witness, which ends the all-way tie.
+    #[test]
+    fn a_configuration_of_the_culprit_is_a_witness_where_no_sequence_is() {
+        let args = |strategy| {
+            [
+                &bug("121584", "seq.txt"),
+                &bug("121584", "repro.ll"),
+                "--driver",
+                &bug("121584", "driver.ll"),
+                "--strategy",
+                strategy,
+                "--max-evals",
+                "200",
+            ]
+            .map(String::from)
+        };
+        let report = isolate(&args("configs").each_ref().map(String::as_str));
+        let i = &report["isolation"];
+        assert!(i["stats"]["passing_configs"].as_u64().unwrap() > 0, "{}", i["stats"]);
+        let witness = &i["witnesses"][0];
+        assert_eq!(witness["configuration"], true);
+        assert!(witness["pipeline"].as_str().unwrap().starts_with("function(instcombine<"), "{witness}");
+        let ranks: std::collections::BTreeSet<u64> =
+            i["ranking"].as_array().unwrap().iter().map(|r| r["rank"].as_u64().unwrap()).collect();
+        assert!(ranks.len() > 1, "every file still ties: {ranks:?}");
     }
 }

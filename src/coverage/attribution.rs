@@ -91,6 +91,21 @@ impl Attribution {
         self.functions[function].file.map(|f| self.files[f as usize].as_str())
     }
 
+    /// The function whose code holds `addr`.
+    pub fn function_at(&self, addr: u64) -> Option<usize> {
+        let i = self.functions.partition_point(|f| f.addr <= addr).checked_sub(1)?;
+        let f = &self.functions[i];
+        (addr < f.addr + f.size).then_some(i)
+    }
+
+    /// The file of `llvm::CLASS::run`, the entry of a new-PM pass whose class LLVM names
+    /// `CLASS` (`SLPVectorizerPass`): where the pass is implemented.
+    pub fn file_of_pass(&self, class: &str) -> Option<String> {
+        let prefix = format!("_ZN4llvm{}{class}3runE", class.len());
+        let i = self.functions.iter().position(|f| f.mangled.starts_with(&prefix) && f.file.is_some())?;
+        self.file_of(i).map(str::to_string)
+    }
+
     pub fn name_of(&self, function: usize) -> String {
         demangle(&self.functions[function].mangled)
     }

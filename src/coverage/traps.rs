@@ -12,7 +12,7 @@
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 use super::sites::Sites;
-use crate::sandbox::{current_phase, Observer, Phase};
+use crate::sandbox::{recording, Observer};
 
 const INT3: u8 = 0xCC;
 
@@ -42,7 +42,7 @@ extern "C" fn on_trap(signal: libc::c_int, _info: *mut libc::siginfo_t, context:
         (*uc).uc_mcontext.gregs[libc::REG_RIP as usize] = pc as i64;
         if IN_CHILD.load(Ordering::Relaxed) {
             let record = RECORD.load(Ordering::Relaxed);
-            if !record.is_null() && current_phase() == Phase::Optimizing {
+            if !record.is_null() && recording() {
                 let count = record as *mut u64;
                 let n = std::ptr::read_volatile(count);
                 std::ptr::write_volatile((record.add(8) as *mut u32).add(n as usize), i as u32);

@@ -81,6 +81,18 @@ impl CFrontend {
     }
 }
 
+/// What `opt --help-hidden` of this LLVM version prints: every `cl::opt` with its type.
+pub fn opt_hidden_options() -> Result<String, String> {
+    let major = super::version().0;
+    let opt = PathBuf::from(format!("/usr/lib/llvm-{major}/bin/opt"));
+    let out = Command::new(&opt)
+        .arg("--help-hidden")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e} (install llvm-{major}-tools)", opt.display()))?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// The pipeline text `opt` of this LLVM version prints for `pipeline`
 /// (`-print-pipeline-passes`): `default<O3>` becomes the explicit nested pipeline.
 pub fn print_pipeline_passes(pipeline: &str) -> Result<String, String> {

@@ -36,7 +36,33 @@ extern "C" {
         passes: *const std::ffi::c_char,
         machine: inkwell::llvm_sys::target_machine::LLVMTargetMachineRef,
         verify: i32,
+        watch: *const RawPassWatch,
     ) -> inkwell::llvm_sys::error::LLVMErrorRef;
+}
+
+/// `CtosPassWatch` of src/llvm/shim.cpp.
+#[repr(C)]
+struct RawPassWatch {
+    top_level: Option<extern "C" fn(i32)>,
+    focus_opened: Option<extern "C" fn(*const std::ffi::c_char, usize)>,
+    focus: *const std::ffi::c_char,
+    focus_element: i32,
+    gate: *mut i32,
+}
+
+/// What to watch while a pipeline runs. The callbacks run inside LLVM's pass manager
+/// (they must not unwind).
+pub struct PassWatch<'a> {
+    /// Called with the index of each top-level element of the pipeline as it starts.
+    pub top_level: Option<extern "C" fn(i32)>,
+    /// Called once with LLVM's class name of the focus pass when `gate` first opens.
+    pub focus_opened: Option<extern "C" fn(*const std::ffi::c_char, usize)>,
+    /// The pass (pipeline name, without parameters) whose runs open `gate`, and the
+    /// top-level element it must run in (None: any).
+    pub focus: Option<(&'a str, Option<usize>)>,
+    /// Set to 1 while a run of the focus pass is on the stack, 0 otherwise; left alone
+    /// without a focus.
+    pub gate: &'a std::sync::atomic::AtomicI32,
 }
 
 /// Which target to optimize for. Defaults match `opt`: the module's triple (the host's
@@ -183,10 +209,27 @@ impl IrModule {
 
     /// Run a new-PM pipeline. `Err` only when LLVM rejects the text; everything else LLVM
     /// does wrong (crash, fatal error, broken IR under verification) ends the process.
-    pub fn run_pipeline(&mut self, pipeline: &str, verify: VerifyEach) -> Result<(), String> {
+    pub fn run_pipeline(
+        &mut self,
+        pipeline: &str,
+        verify: VerifyEach,
+        watch: Option<&PassWatch>,
+    ) -> Result<(), String> {
         let text = std::ffi::CString::new(pipeline).map_err(|_| "NUL in the pipeline text".to_string())?;
+        let focus = match watch.and_then(|w| w.focus) {
+            Some((name, _)) => Some(std::ffi::CString::new(name).map_err(|_| "NUL in the focus pass".to_string())?),
+            None => None,
+        };
+        let raw = watch.map(|w| RawPassWatch {
+            top_level: w.top_level,
+            focus_opened: w.focus_opened,
+            focus: focus.as_ref().map_or(std::ptr::null(), |f| f.as_ptr()),
+            focus_element: w.focus.and_then(|(_, e)| e).map_or(-1, |e| e as i32),
+            gate: w.gate.as_ptr(),
+        });
+        let raw_ptr = raw.as_ref().map_or(std::ptr::null(), |r| r as *const RawPassWatch);
         let error = unsafe {
-            ctos_run_passes(self.module.as_mut_ptr(), text.as_ptr(), self.machine.as_mut_ptr(), verify as i32)
+            ctos_run_passes(self.module.as_mut_ptr(), text.as_ptr(), self.machine.as_mut_ptr(), verify as i32, raw_ptr)
         };
         if error.is_null() {
             return Ok(());

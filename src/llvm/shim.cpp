@@ -7,6 +7,10 @@
 // here with one more after-pass callback: verify the IR unit when the pass reports a
 // change (its PreservedAnalyses are not "all"). A pass that changes IR while claiming
 // to preserve everything is itself a bug; the final verification still sees its result.
+//
+// The same callbacks watch the pipeline for localization: they report each top-level
+// element as it starts (so a crash names the pass it happened in) and open a gate while
+// one chosen pass runs (so coverage can be recorded for that pass alone).
 
 #include "llvm-c/Error.h"
 #include "llvm-c/TargetMachine.h"
@@ -66,10 +70,74 @@ void verifyAfterChangingPasses(PassInstrumentationCallbacks &PIC) {
   });
 }
 
+bool isContainer(StringRef P) {
+  return isSpecialPass(P, {"PassManager", "PassAdaptor", "AnalysisManagerProxy", "DevirtSCCRepeatedPass",
+                           "ModuleInlinerWrapperPass", "RepeatedPass"});
+}
+
+} // namespace
+
+// Mirrored by PassWatch in src/llvm/module.rs.
+struct CtosPassWatch {
+  // Called as top-level element `index` (0-based) of the pipeline starts.
+  void (*top_level)(int index);
+  // Called once, with LLVM's class name of the focus pass, when the gate first opens.
+  void (*focus_opened)(const char *name, size_t len);
+  // Pipeline name of the pass (`slp-vectorizer`) whose runs open the gate; null: no gate.
+  const char *focus;
+  // Only inside this top-level element; -1: wherever the pass runs.
+  int focus_element;
+  // 1 while a run of the focus pass is on the stack, else 0.
+  int *gate;
+};
+
+namespace {
+
+void watchPasses(PassInstrumentationCallbacks &PIC, const CtosPassWatch &W) {
+  struct State {
+    int depth = 0;
+    int element = -1;
+    int gateDepth = -1;
+    bool reported = false;
+  };
+  auto S = std::make_shared<State>();
+  PassInstrumentationCallbacks *Callbacks = &PIC;
+  PIC.registerBeforeNonSkippedPassCallback([S, W, Callbacks](StringRef P, Any) {
+    if (S->depth == 0) {
+      ++S->element;
+      if (W.top_level)
+        W.top_level(S->element);
+    }
+    if (W.focus && S->gateDepth < 0 && (W.focus_element < 0 || W.focus_element == S->element) &&
+        !isContainer(P)) {
+      StringRef Name = Callbacks->getPassNameForClassName(P);
+      if ((Name.empty() ? P : Name) == W.focus) {
+        S->gateDepth = S->depth;
+        *W.gate = 1;
+        if (!S->reported && W.focus_opened) {
+          S->reported = true;
+          W.focus_opened(P.data(), P.size());
+        }
+      }
+    }
+    ++S->depth;
+  });
+  auto after = [S, W]() {
+    --S->depth;
+    if (S->depth == S->gateDepth) {
+      S->gateDepth = -1;
+      *W.gate = 0;
+    }
+  };
+  PIC.registerAfterPassCallback([after](StringRef, Any, const PreservedAnalyses &) { after(); });
+  PIC.registerAfterPassInvalidatedCallback([after](StringRef, const PreservedAnalyses &) { after(); });
+}
+
 } // namespace
 
 extern "C" LLVMErrorRef ctos_run_passes(LLVMModuleRef ModuleRef, const char *Passes,
-                                        LLVMTargetMachineRef MachineRef, int Verify) {
+                                        LLVMTargetMachineRef MachineRef, int Verify,
+                                        const CtosPassWatch *Watch) {
   Module *Mod = unwrap(ModuleRef);
   TargetMachine *Machine = reinterpret_cast<TargetMachine *>(MachineRef);
 
@@ -92,6 +160,10 @@ extern "C" LLVMErrorRef ctos_run_passes(LLVMModuleRef ModuleRef, const char *Pas
   PB.registerModuleAnalyses(MAM);
   PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
 
+  // First, so that its after-pass callback closes the gate before any verification runs:
+  // the verifier is the oracle's code, not the pass's.
+  if (Watch)
+    watchPasses(PIC, *Watch);
   StandardInstrumentations SI(Mod->getContext(), /*DebugLogging=*/false, Verify == VerifyEvery);
   SI.registerCallbacks(PIC, &MAM);
   if (Verify == VerifyChanged)

@@ -4,7 +4,7 @@ use anyhow::{Context as _, Result};
 use serde::Serialize;
 
 use super::bench::BenchBug;
-use super::isolate::{isolate, IsolateOptions, Progress};
+use super::isolate::{isolate, IsolateOptions, Isolation, Progress};
 use super::sbfl::{metrics, Metrics};
 use super::search::Strategy;
 use crate::program::{Subject, SubjectSpec};
@@ -18,6 +18,11 @@ pub struct Attempt {
     /// Rank of each fix file (None: the failing run did not cover it).
     pub ranks: Vec<Option<usize>>,
     pub files_ranked: usize,
+    /// The culprit pass, as `locseq isolate` reports it.
+    pub culprit: Option<String>,
+    /// Ranks of the fix files when only the culprit pass's own file is ranked (first) and
+    /// every other file ties behind it: the baseline an engineer gets at a glance.
+    pub culprit_file_ranks: Vec<Option<usize>>,
     pub evaluations: usize,
     pub passing: usize,
     pub seconds: f64,
@@ -60,11 +65,20 @@ pub struct BugResult {
 impl BugResult {
     /// Per fix file, the median rank over the attempts (uncovered counts as the worst).
     pub fn median_ranks(&self) -> Option<(Vec<Option<usize>>, usize)> {
+        self.median_of(|a| &a.ranks)
+    }
+
+    /// The same for the culprit-file baseline.
+    pub fn median_baseline_ranks(&self) -> Option<(Vec<Option<usize>>, usize)> {
+        self.median_of(|a| &a.culprit_file_ranks)
+    }
+
+    fn median_of(&self, ranks_of: impl Fn(&Attempt) -> &Vec<Option<usize>>) -> Option<(Vec<Option<usize>>, usize)> {
         let BugOutcome::Ranked { attempts } = &self.outcome else { return None };
         let worst = attempts.iter().map(|a| a.files_ranked + 1).max().unwrap_or(1);
         let ranks = (0..self.fix_files.len())
             .map(|i| {
-                let mut r: Vec<usize> = attempts.iter().map(|a| a.ranks[i].unwrap_or(worst)).collect();
+                let mut r: Vec<usize> = attempts.iter().map(|a| ranks_of(a)[i].unwrap_or(worst)).collect();
                 r.sort_unstable();
                 let m = r[r.len() / 2];
                 (m < worst).then_some(m)
@@ -79,14 +93,20 @@ pub struct StrategySummary {
     pub strategy: Strategy,
     #[serde(flatten)]
     pub metrics: Metrics,
+    /// The same bugs ranked by the culprit-file baseline.
+    pub culprit_file_baseline: Metrics,
     pub evaluations_per_second: f64,
     pub median_seconds_to_ranking: f64,
 }
 
 pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
     let mine: Vec<&BugResult> = results.iter().filter(|r| r.strategy == strategy).collect();
-    let (ranks, worst): (Vec<_>, Vec<_>) = mine.iter().filter_map(|r| r.median_ranks()).unzip();
-    let metrics = metrics(&ranks, &worst);
+    let metrics_of = |median: fn(&BugResult) -> Option<(Vec<Option<usize>>, usize)>| {
+        let (ranks, worst): (Vec<_>, Vec<_>) = mine.iter().filter_map(|r| median(r)).unzip();
+        metrics(&ranks, &worst)
+    };
+    let culprit_file_baseline = metrics_of(BugResult::median_baseline_ranks);
+    let metrics = metrics_of(BugResult::median_ranks);
     let attempts: Vec<&Attempt> = mine
         .iter()
         .filter_map(|r| match &r.outcome {
@@ -102,9 +122,25 @@ pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
     StrategySummary {
         strategy,
         metrics,
+        culprit_file_baseline,
         evaluations_per_second: if secs > 0.0 { evals as f64 / secs } else { 0.0 },
         median_seconds_to_ranking: totals.get(totals.len() / 2).copied().unwrap_or(0.0),
     }
+}
+
+/// The culprit-file baseline's rank of each fix file: 1 for the culprit pass's file, the
+/// last rank for the other files the failing run covered, None for files it did not.
+fn culprit_file_ranks(fix_files: &[String], isolation: &Isolation) -> Vec<Option<usize>> {
+    let covered = |f: &String| isolation.ranking.iter().any(|r| &r.path == f);
+    let last = isolation.ranking.len();
+    fix_files
+        .iter()
+        .map(|f| match &isolation.culprit_file {
+            Some(c) if c == f => Some(1),
+            _ if covered(f) => Some(last),
+            _ => None,
+        })
+        .collect()
 }
 
 /// What every isolation of an evaluation shares.
@@ -156,10 +192,13 @@ pub fn evaluate_bug(
         };
         let ranks =
             bug.fix_files.iter().map(|f| isolation.ranking.iter().find(|r| &r.path == f).map(|r| r.rank)).collect();
+        let culprit_file_ranks = culprit_file_ranks(&bug.fix_files, &isolation);
         attempts.push(Attempt {
             seed,
             ranks,
             files_ranked: isolation.ranking.len(),
+            culprit: isolation.culprit.as_ref().map(|c| c.to_string()),
+            culprit_file_ranks,
             evaluations: isolation.stats.evaluations,
             passing: isolation.stats.passing,
             seconds: isolation.seconds_total,

@@ -9,10 +9,13 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
+use super::configs::ConfigSpace;
+use super::culprit::{find_culprit, Culprit};
 use super::evidence::FailingEvidence;
 use super::files::FileFilter;
 use super::ga::{GaParams, GeneTable};
-use super::rank::{rank, FileRank};
+use super::rank::{rank, stack_evidence, FileRank};
+use super::runner::Runner;
 use super::sbfl::{Aggregate, Formula};
 use super::search::{search, Budget, SearchSetup, SearchStats, Strategy, Witness};
 use super::similarity::SimilarityFormula;
@@ -20,9 +23,9 @@ use crate::coverage::{self, Coverage, Granularity, Spectrum};
 use crate::llvm::{print_pipeline_passes, IrModule};
 use crate::oracle::{observe, Failure, FailureKind, Observation, Oracle, ScriptOracle, Verdict};
 use crate::program::reference_execution;
-use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, JobSpec, Pool, Run};
+use crate::sandbox::{ExecCache, ExecMode, JobSpec, Pool, Run};
 use crate::seq::reduce::reduce;
-use crate::seq::{render_with, Catalog, Pass, RenderOptions, Sequence};
+use crate::seq::{Catalog, Pass, RenderOptions, Sequence};
 
 /// How the failure under study is recognized.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +55,18 @@ impl FromStr for OracleMode {
     }
 }
 
+/// What part of a run its coverage trace records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum TraceScope {
+    /// Only while the culprit pass runs: its run in the failing pipeline, every run of it
+    /// in a candidate (candidates without it record nothing).
+    #[default]
+    Culprit,
+    /// The whole pipeline (LocSeq).
+    Pipeline,
+}
+
 #[derive(Debug, Clone)]
 pub struct IsolateOptions {
     pub oracle: OracleMode,
@@ -63,6 +78,11 @@ pub struct IsolateOptions {
     pub budget: Budget,
     pub seed: u64,
     pub granularity: Granularity,
+    pub trace: TraceScope,
+    /// Mix configurations of the culprit pass into sequence searches.
+    pub configs: bool,
+    /// Count a crash's stack as evidence (see [`super::rank::stack_evidence`]).
+    pub stack: bool,
     pub formula: Formula,
     pub aggregate: Aggregate,
     pub similarity: SimilarityFormula,
@@ -86,9 +106,12 @@ impl Default for IsolateOptions {
             ga: GaParams::default(),
             budget: Budget { time: Some(std::time::Duration::from_secs(120)), max_evals: None },
             seed: 1,
-            granularity: Granularity::Functions,
+            granularity: Granularity::Blocks,
+            trace: TraceScope::default(),
+            configs: true,
+            stack: true,
             formula: Formula::Ochiai,
-            aggregate: Aggregate::Mean,
+            aggregate: Aggregate::Sum,
             similarity: SimilarityFormula::Product,
             evidence: FailingEvidence::One,
             near: 0.0,
@@ -133,6 +156,9 @@ pub struct Isolation {
     pub reduced: String,
     pub reduced_passes: usize,
     pub reduction_tests: usize,
+    pub culprit: Option<Culprit>,
+    /// The file of the culprit pass's `run` method: a ranking on its own (see `locseq eval`).
+    pub culprit_file: Option<String>,
     pub notes: Vec<String>,
     pub failing_elements: usize,
     pub failing_files: usize,
@@ -150,30 +176,6 @@ pub struct Isolation {
 pub trait Progress {
     fn phase(&mut self, message: &str);
     fn search(&mut self, stats: &SearchStats);
-}
-
-struct Runner<'a> {
-    pool: &'a mut Pool,
-    module: &'a mut IrModule,
-    catalog: &'a Catalog,
-    render: RenderOptions,
-    exec: ExecMode,
-    cache: ExecCache,
-    tests: usize,
-}
-
-impl Runner<'_> {
-    fn text(&self, seq: &Sequence) -> Result<String> {
-        Ok(render_with(seq, self.catalog, &self.render)?)
-    }
-
-    fn run(&mut self, pipeline: &str, observe: bool) -> Result<Run> {
-        self.tests += 1;
-        let job = JobSpec { exec: self.exec, observe, ..JobSpec::optimize(pipeline) };
-        let mut out = None;
-        run_batch_cached(self.pool, self.module, [BatchItem { index: 0, job }], &mut self.cache, |_, r| out = Some(r))?;
-        Ok(out.expect("one run"))
-    }
 }
 
 /// The oracle for the failure `buggy` shows, or an error saying why there is none.
@@ -231,6 +233,18 @@ fn establish_oracle(
     Ok(oracle)
 }
 
+/// `job`'s run when it fails as expected. A nondeterministic failure may need a few tries
+/// to show again.
+fn failing_run(runner: &mut Runner, oracle: &Oracle, job: JobSpec) -> Result<Option<Run>> {
+    for _ in 0..3 {
+        let run = runner.run_all(vec![job.clone()])?.pop().expect("one run");
+        if oracle.judge(&run, &job.pipeline)? == Verdict::Same {
+            return Ok(Some(run));
+        }
+    }
+    Ok(None)
+}
+
 fn genes_and_table(reduced: &Sequence, catalog: &Catalog, candidates: &str) -> Result<(Vec<Pass>, GeneTable)> {
     let mut genes: Vec<Pass> = Vec::new();
     let index = |p: &Pass, genes: &mut Vec<Pass>| -> u16 {
@@ -266,12 +280,14 @@ pub fn isolate(
         catalog,
         render: opts.render,
         exec: ExecMode::Never,
+        verify: Default::default(),
         cache: ExecCache::default(),
         tests: 0,
     };
     let original = runner.text(buggy)?;
     progress.phase(&format!("reproducing the failure of {original}"));
     let oracle = establish_oracle(&mut runner, &original, opts, checked)?;
+    runner.verify = oracle.verify_each();
     let mut notes = Vec::new();
     let mut current = buggy.clone();
 
@@ -313,6 +329,14 @@ pub fn isolate(
     }
     let reduced = runner.text(&current)?;
     let reduction_tests = runner.tests;
+    progress.phase("finding the culprit pass");
+    let culprit = match find_culprit(&mut runner, &oracle, &current)? {
+        Ok(c) => Some(c),
+        Err(why) => {
+            notes.push(format!("no culprit pass: {why}"));
+            None
+        }
+    };
     let seconds_reproduce_and_reduce = started.elapsed().as_secs_f64();
 
     progress.phase("recording the failing run's coverage");
@@ -320,24 +344,49 @@ pub fn isolate(
     runner.pool.set_observer(coverage.observer());
     let sites = coverage.sites;
     let filter = FileFilter::new(sites, &opts.file_prefixes, opts.cpp_only);
-    let mut failing_trace = None;
-    // A nondeterministic failure may need a few tries to show again.
-    for _ in 0..3 {
-        let run = runner.run(&reduced, true)?;
-        if oracle.judge(&run, &reduced)? == Verdict::Same {
-            failing_trace = run.trace;
-            break;
+    let culprit_file =
+        culprit.as_ref().and_then(|c| c.class.as_deref()).and_then(|c| sites.attribution.file_of_pass(c));
+    let mut focus = culprit.as_ref().filter(|_| opts.trace == TraceScope::Culprit);
+    let mut run = None;
+    if let Some(c) = focus {
+        let job = JobSpec { observe: true, focus: Some(c.focus_here()), ..runner.job(&c.pipeline) };
+        run = failing_run(&mut runner, &oracle, job)?.filter(|r| r.trace.as_ref().is_some_and(|t| !t.is_empty()));
+        if run.is_none() {
+            notes.push(format!("no coverage recorded while {} ran; traces cover whole pipelines", c.name));
+            focus = None;
         }
     }
-    let trace = failing_trace.context("the reduced sequence stopped failing when run with coverage")?;
+    if run.is_none() {
+        let job = JobSpec { observe: true, ..runner.job(&reduced) };
+        run = failing_run(&mut runner, &oracle, job)?;
+    }
+    let run = run.context("the reduced sequence stopped failing when run with coverage")?;
+    let trace = run.trace.as_deref().unwrap_or_default();
     let full = if opts.cut_error_reporting {
-        Spectrum::from_trace_until_error_reporting(&trace, sites)
+        Spectrum::from_trace_until_error_reporting(trace, sites)
     } else {
-        Spectrum::from_trace(&trace, sites)
+        Spectrum::from_trace(trace, sites)
     };
     let failing = filter.restrict(&full, sites);
+    let stack = match (&run.crash, opts.stack) {
+        (Some(crash), true) => stack_evidence(&crash.stack, sites, &failing),
+        _ => Vec::new(),
+    };
 
     let (genes, table) = genes_and_table(&current, catalog, &opts.candidates)?;
+    let space = match &culprit {
+        Some(c) if opts.configs || opts.strategy == Strategy::Configs => match crate::llvm::opt_hidden_options() {
+            Ok(help) => Some(ConfigSpace::new(&current, c, catalog, &help, runner.pool.llvm_args())),
+            Err(e) => {
+                notes.push(format!("no configurations: {e}"));
+                None
+            }
+        },
+        _ => None,
+    };
+    if opts.strategy == Strategy::Configs && space.as_ref().is_none_or(|s| s.dimensions() == 0) {
+        bail!("--strategy configs needs a culprit pass with parameters or knobs to vary, and there is none");
+    }
     let mut setup = SearchSetup {
         pool: runner.pool,
         module: runner.module,
@@ -351,15 +400,22 @@ pub fn isolate(
         evidence: opts.evidence,
         near: opts.near,
         cut_error_reporting: opts.cut_error_reporting,
+        focus: focus.map(Culprit::focus_anywhere),
+        configs: space.as_ref(),
     };
     progress.phase(&format!("searching ({:?}, {} genes)", opts.strategy, genes.len()));
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let result =
         search(&mut setup, genes, &table, opts.strategy, opts.ga, opts.budget, &mut rng, &mut |s| progress.search(s))?;
-    let ranking = rank(&result.evidence, sites, opts.formula, opts.aggregate);
-    if result.stats.passing == 0 {
+    let ranking = rank(&result.evidence, sites, opts.formula, opts.aggregate, &stack);
+    if result.stats.passing == result.stats.passing_configs && opts.strategy != Strategy::Configs {
+        let ties = if result.stats.passing == 0 {
+            "every file the failing run covers ties"
+        } else {
+            "only configurations of the culprit are witnesses"
+        };
         notes.push(format!(
-            "no bug-free sequence found, so every file the failing run covers ties; {}",
+            "no bug-free sequence found, so {ties}; {}",
             if opts.strategy.constrained() {
                 "every candidate keeps the failing passes: try --strategy cga-wc, which drops that constraint"
             } else {
@@ -375,6 +431,8 @@ pub fn isolate(
         reduced_passes: current.len(),
         reduced,
         reduction_tests,
+        culprit,
+        culprit_file,
         notes,
         failing_elements: failing.len(),
         failing_files: failing.files.len(),

@@ -4,12 +4,15 @@
 //! compiler coverage is close to the failing run's (`search`, with the genetic operators
 //! of `ga`), and rank files by spectrum-based fault localization (`sbfl`, `rank`).
 pub mod bench;
+pub mod configs;
+pub mod culprit;
 pub mod eval;
 pub mod evidence;
 pub mod files;
 pub mod ga;
 pub mod isolate;
 pub mod rank;
+mod runner;
 pub mod sbfl;
 pub mod search;
 pub mod similarity;

@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::evidence::Evidence;
 use super::sbfl::{self, Aggregate, Formula};
 use crate::coverage::Sites;
+use crate::coverage::Spectrum;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct FileRank {
@@ -20,10 +21,47 @@ pub struct FileRank {
     pub top_functions: Vec<String>,
 }
 
-pub fn rank(evidence: &Evidence, sites: &Sites, formula: Formula, aggregate: Aggregate) -> Vec<FileRank> {
+/// What a crash's stack says: each file of the failing trace on it with `1/(1+d)`, d the
+/// depth of its innermost frame among those files' frames (0: the function that crashed).
+/// The stack is where the failure happened; the deeper a frame, the more of the path to
+/// the failure lies in code called from it, so the less the frame itself is to blame.
+/// Files the trace does not cover (the pass manager above a focused pass) say nothing.
+pub fn stack_evidence(stack: &[u64], sites: &Sites, failing: &Spectrum) -> Vec<(u32, f64)> {
+    let mut out: Vec<(u32, f64)> = Vec::new();
+    let mut last_function = None;
+    let mut depth = 0;
+    for (i, &addr) in stack.iter().enumerate() {
+        // Return addresses point after the call, possibly into the next function.
+        let pc = if i == 0 { addr } else { addr.saturating_sub(1) };
+        let Some(function) = sites.attribution.function_at(pc) else { continue };
+        let Some(file) = sites.attribution.functions[function].file.filter(|&f| failing.covers_file(f)) else {
+            continue;
+        };
+        if last_function == Some(function) {
+            continue;
+        }
+        last_function = Some(function);
+        if !out.iter().any(|&(f, _)| f == file) {
+            out.push((file, 1.0 / (1.0 + depth as f64)));
+        }
+        depth += 1;
+    }
+    out
+}
+
+/// Ranked files. `extra` adds per-file pseudo-elements (file, score) to the file's own,
+/// as [`stack_evidence`] gives them.
+pub fn rank(
+    evidence: &Evidence,
+    sites: &Sites,
+    formula: Formula,
+    aggregate: Aggregate,
+    extra: &[(u32, f64)],
+) -> Vec<FileRank> {
     let scores = evidence.scores(formula);
-    let per_element: Vec<(u32, f64)> =
+    let mut per_element: Vec<(u32, f64)> =
         evidence.elements.iter().zip(&scores).filter_map(|(&e, &s)| sites.file(e).map(|f| (f, s))).collect();
+    per_element.extend_from_slice(extra);
     // Best score of each function, for naming what to look at inside a file.
     let mut functions: HashMap<u32, HashMap<u32, f64>> = HashMap::new();
     for (&e, &s) in evidence.elements.iter().zip(&scores) {

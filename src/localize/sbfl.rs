@@ -13,7 +13,9 @@ pub enum Formula {
 }
 
 /// How element scores become a file score. LocSeq uses the mean (eq. 8); the mean buries
-/// large files and the max ties many, so the choice is left to measurement.
+/// large files and the max ties many. The sum, a file's total suspiciousness, ranked best
+/// on the development bugs once traces cover the culprit pass alone (there the files the
+/// culprit runs most of its own code in are the pass's and its helpers').
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Aggregate {

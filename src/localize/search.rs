@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
+use super::configs::ConfigSpace;
 use super::evidence::{Evidence, FailingEvidence};
 use super::files::FileFilter;
 use super::ga::{self, GaParams, GeneTable, Individual};
@@ -14,8 +15,8 @@ use super::similarity::{similarity, SimilarityFormula};
 use crate::coverage::{Coverage, Spectrum};
 use crate::llvm::IrModule;
 use crate::oracle::{Oracle, Verdict};
-use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, JobSpec, Pool};
-use crate::seq::{render_with, Catalog, Pass, RenderOptions, Sequence};
+use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, Focus, JobSpec, Pool, Run};
+use crate::seq::{render_with, Catalog, Nesting, Pass, RenderOptions, Sequence};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -29,17 +30,23 @@ pub enum Strategy {
     CgaWc,
     /// Random sequences from the pooled passes, no constraint (LocSeq_rwc).
     RandomWc,
+    /// Only configurations of the failing sequence: its culprit pass with other
+    /// parameters or knob values.
+    Configs,
 }
 
 impl Strategy {
     pub fn constrained(self) -> bool {
-        matches!(self, Strategy::Cga | Strategy::Random)
+        matches!(self, Strategy::Cga | Strategy::Random | Strategy::Configs)
     }
 
     pub fn evolves(self) -> bool {
         matches!(self, Strategy::Cga | Strategy::CgaWc)
     }
 }
+
+/// Every batch of sequences is followed by 1/CONFIG_SHARE as many configurations.
+const CONFIG_SHARE: usize = 4;
 
 /// What the search may spend.
 #[derive(Debug, Clone, Copy)]
@@ -48,10 +55,14 @@ pub struct Budget {
     pub max_evals: Option<usize>,
 }
 
-/// A bug-free sequence the search found.
+/// A bug-free sequence (or configuration of the failing one) the search found.
 #[derive(Debug, Clone, Serialize)]
 pub struct Witness {
     pub pipeline: String,
+    /// LLVM options of its run (configurations set the culprit's knobs).
+    pub llvm_args: Vec<String>,
+    /// Whether it is the failing sequence run differently rather than another sequence.
+    pub configuration: bool,
     pub similarity: f64,
     pub file_jaccard: f64,
 }
@@ -64,6 +75,8 @@ pub struct SearchStats {
     pub other_failures: usize,
     /// Candidates LLVM refused to run (no evidence either way).
     pub rejected: usize,
+    /// Bug-free configurations of the failing sequence (among `passing`).
+    pub passing_configs: usize,
     pub generations: usize,
     pub best_similarity: f64,
     pub seconds: f64,
@@ -88,12 +101,35 @@ pub struct SearchSetup<'a> {
     pub near: f64,
     /// Cut failing candidates' traces before LLVM's error reporting.
     pub cut_error_reporting: bool,
+    /// Record candidates' coverage only while this pass runs.
+    pub focus: Option<Focus>,
+    /// Configurations of the culprit pass to try (`Strategy::Configs`, or mixed in).
+    pub configs: Option<&'a ConfigSpace>,
 }
 
 pub struct SearchResult {
     pub evidence: Evidence,
     pub witnesses: Vec<Witness>,
     pub stats: SearchStats,
+}
+
+/// One run to evaluate: a pipeline and the LLVM options of its child.
+struct Candidate {
+    pipeline: String,
+    llvm_args: Vec<String>,
+    /// A configuration of the failing sequence (else a sequence of the search).
+    config: bool,
+}
+
+impl Candidate {
+    fn key(&self) -> String {
+        let mut key = self.pipeline.clone();
+        for a in &self.llvm_args {
+            key.push(' ');
+            key.push_str(a);
+        }
+        key
+    }
 }
 
 struct Searcher<'a, 'b> {
@@ -119,70 +155,113 @@ impl Searcher<'_, '_> {
         render_with(&seq, self.s.catalog, &self.s.render).expect("genes render")
     }
 
-    /// Fitness of each individual (0 for any failure); unseen pipelines run in one batch.
-    fn evaluate(&mut self, individuals: &[Individual]) -> anyhow::Result<Vec<f64>> {
-        let pipelines: Vec<String> = individuals.iter().map(|i| self.pipeline(i)).collect();
-        let mut fresh: Vec<String> = Vec::new();
-        for p in &pipelines {
-            if !self.memo.contains_key(p) && !fresh.contains(p) {
-                fresh.push(p.clone());
+    /// Fitness of each individual (0 for any failure).
+    fn evaluate_individuals(&mut self, individuals: &[Individual]) -> anyhow::Result<Vec<f64>> {
+        let candidates: Vec<Candidate> = individuals
+            .iter()
+            .map(|i| Candidate { pipeline: self.pipeline(i), llvm_args: Vec::new(), config: false })
+            .collect();
+        self.evaluate(&candidates)
+    }
+
+    /// Evaluate `n` configurations of the culprit pass.
+    fn evaluate_configs<R: Rng + ?Sized>(&mut self, n: usize, rng: &mut R) -> anyhow::Result<()> {
+        let Some(space) = self.s.configs else { return Ok(()) };
+        let render = RenderOptions { nesting: Nesting::PerPass, ..self.s.render };
+        let candidates: Vec<Candidate> = (0..n)
+            .filter_map(|_| space.sample(rng))
+            .map(|c| Candidate {
+                pipeline: render_with(&c.sequence, self.s.catalog, &render).expect("configs render"),
+                llvm_args: c.llvm_args,
+                config: true,
+            })
+            .collect();
+        self.evaluate(&candidates)?;
+        Ok(())
+    }
+
+    /// Fitness of each candidate (0 for any failure); unseen ones run in one batch.
+    fn evaluate(&mut self, candidates: &[Candidate]) -> anyhow::Result<Vec<f64>> {
+        let mut fresh: Vec<&Candidate> = Vec::new();
+        for c in candidates {
+            if !self.memo.contains_key(&c.key()) && !fresh.iter().any(|f| f.key() == c.key()) {
+                fresh.push(c);
             }
         }
         if let Some(max) = self.budget.max_evals {
             fresh.truncate(max.saturating_sub(self.stats.evaluations));
         }
         let exec = if self.s.oracle.needs_execution() { ExecMode::Always } else { ExecMode::Never };
-        let items = fresh.iter().enumerate().map(|(index, p)| BatchItem {
+        let items = fresh.iter().enumerate().map(|(index, c)| BatchItem {
             index,
-            job: JobSpec { exec, observe: true, ..JobSpec::optimize(p.clone()) },
+            job: JobSpec {
+                exec,
+                observe: true,
+                focus: self.s.focus.clone(),
+                verify_each: self.s.oracle.verify_each(),
+                llvm_args: c.llvm_args.clone(),
+                ..JobSpec::optimize(c.pipeline.clone())
+            },
         });
         let mut results = vec![None; fresh.len()];
         run_batch_cached(self.s.pool, self.s.module, items, &mut self.exec_cache, |i, run| results[i] = Some(run))?;
-        for (pipeline, run) in fresh.iter().zip(results) {
+        for (candidate, run) in fresh.iter().zip(results) {
             let run = run.expect("every job finishes");
-            self.stats.evaluations += 1;
-            let verdict = self.s.oracle.judge(&run, pipeline)?;
-            let trace = run.trace.as_deref().unwrap_or(&[]);
-            let sites = self.s.coverage.sites;
-            let fitness = match verdict {
-                Verdict::Passes => {
-                    let spectrum = self.s.filter.restrict(&Spectrum::from_trace(trace, sites), sites);
-                    let sim = similarity(&spectrum, self.s.failing, sites, self.s.similarity);
-                    let file_jaccard = spectrum.file_jaccard(self.s.failing);
-                    if file_jaccard >= self.s.near {
-                        self.evidence.add_passing(&spectrum);
-                    }
-                    self.stats.passing += 1;
-                    self.stats.best_similarity = self.stats.best_similarity.max(sim);
-                    self.witnesses.push(Witness { pipeline: pipeline.clone(), similarity: sim, file_jaccard });
-                    sim
-                }
-                Verdict::Same => {
-                    self.stats.failing_same += 1;
-                    if self.s.evidence == FailingEvidence::All {
-                        let full = if self.s.cut_error_reporting {
-                            Spectrum::from_trace_until_error_reporting(trace, sites)
-                        } else {
-                            Spectrum::from_trace(trace, sites)
-                        };
-                        self.evidence.add_failing(&self.s.filter.restrict(&full, sites));
-                    }
-                    0.0
-                }
-                Verdict::Other(failure) => {
-                    self.stats.other_failures += 1;
-                    *self.stats.other_kinds.entry(failure.to_string()).or_default() += 1;
-                    0.0
-                }
-                Verdict::Rejected => {
-                    self.stats.rejected += 1;
-                    0.0
-                }
-            };
-            self.memo.insert(pipeline.clone(), fitness);
+            let fitness = self.judge(candidate, &run)?;
+            self.memo.insert(candidate.key(), fitness);
         }
-        // Individuals beyond the evaluation budget get no credit.
-        Ok(pipelines.iter().map(|p| self.memo.get(p).copied().unwrap_or(0.0)).collect())
+        // Candidates beyond the evaluation budget get no credit.
+        Ok(candidates.iter().map(|c| self.memo.get(&c.key()).copied().unwrap_or(0.0)).collect())
+    }
+
+    /// Count one run as evidence; its fitness.
+    fn judge(&mut self, candidate: &Candidate, run: &Run) -> anyhow::Result<f64> {
+        self.stats.evaluations += 1;
+        let verdict = self.s.oracle.judge(run, &candidate.pipeline)?;
+        let trace = run.trace.as_deref().unwrap_or(&[]);
+        let sites = self.s.coverage.sites;
+        Ok(match verdict {
+            Verdict::Passes => {
+                let spectrum = self.s.filter.restrict(&Spectrum::from_trace(trace, sites), sites);
+                let sim = similarity(&spectrum, self.s.failing, sites, self.s.similarity);
+                let file_jaccard = spectrum.file_jaccard(self.s.failing);
+                if file_jaccard >= self.s.near {
+                    self.evidence.add_passing(&spectrum);
+                }
+                self.stats.passing += 1;
+                self.stats.passing_configs += usize::from(candidate.config);
+                self.stats.best_similarity = self.stats.best_similarity.max(sim);
+                self.witnesses.push(Witness {
+                    pipeline: candidate.pipeline.clone(),
+                    llvm_args: candidate.llvm_args.clone(),
+                    configuration: candidate.config,
+                    similarity: sim,
+                    file_jaccard,
+                });
+                sim
+            }
+            Verdict::Same => {
+                self.stats.failing_same += 1;
+                if self.s.evidence == FailingEvidence::All {
+                    let full = if self.s.cut_error_reporting {
+                        Spectrum::from_trace_until_error_reporting(trace, sites)
+                    } else {
+                        Spectrum::from_trace(trace, sites)
+                    };
+                    self.evidence.add_failing(&self.s.filter.restrict(&full, sites));
+                }
+                0.0
+            }
+            Verdict::Other(failure) => {
+                self.stats.other_failures += 1;
+                *self.stats.other_kinds.entry(failure.to_string()).or_default() += 1;
+                0.0
+            }
+            Verdict::Rejected => {
+                self.stats.rejected += 1;
+                0.0
+            }
+        })
     }
 }
 
@@ -218,19 +297,26 @@ pub fn search<R: Rng + ?Sized>(
     let mut idle_batches = 0;
     while !s.exhausted() && idle_batches < 20 {
         let before = s.stats.evaluations;
-        if strategy.evolves() && !population.is_empty() {
+        if strategy == Strategy::Configs {
+            s.evaluate_configs(batch, rng)?;
+        } else if strategy.evolves() && !population.is_empty() {
             let parents: Vec<Individual> = population.iter().map(|(i, _)| i.clone()).collect();
             let children = ga::offspring(rng, &parents, table, &params);
-            let fitness = s.evaluate(&children)?;
+            let fitness = s.evaluate_individuals(&children)?;
             let mut scored = std::mem::take(&mut population);
             scored.extend(children.into_iter().zip(fitness));
             population = ga::survivors(scored, params.population);
         } else {
             let individuals: Vec<Individual> = (0..batch).map(|_| ga::random_individual(rng, table, &params)).collect();
-            let fitness = s.evaluate(&individuals)?;
+            let fitness = s.evaluate_individuals(&individuals)?;
             if strategy.evolves() {
                 population = individuals.into_iter().zip(fitness).collect();
             }
+        }
+        if strategy != Strategy::Configs {
+            // A share of every batch tries configurations: the only witnesses there are
+            // when every sequence with the culprit pass fails.
+            s.evaluate_configs(batch / CONFIG_SHARE, rng)?;
         }
         s.stats.generations += 1;
         s.stats.seconds = s.started.elapsed().as_secs_f64();

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 pub use script::ScriptOracle;
 
+use crate::llvm::VerifyEach;
 use crate::sandbox::{signal_name, ExecStatus, Execution, Outcome, Run};
 use crate::seq::Sequence;
 
@@ -195,6 +196,17 @@ impl Oracle {
     }
 
     /// Whether runs must execute the program to be judged.
+    /// When to verify while a pipeline runs. Broken IR is caught right after the pass that
+    /// breaks it: otherwise a later pass can delete the broken instructions, and a run that
+    /// broke the IR the same way would count as passing.
+    pub fn verify_each(&self) -> VerifyEach {
+        if self.expected.kind == FailureKind::InvalidIr && self.script.is_none() {
+            VerifyEach::Changed
+        } else {
+            VerifyEach::Off
+        }
+    }
+
     pub fn needs_execution(&self) -> bool {
         self.script.is_none() && matches!(self.expected.kind, FailureKind::WrongCode | FailureKind::Codegen)
     }

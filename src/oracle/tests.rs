@@ -17,6 +17,8 @@ fn run(outcome: Outcome, message: &str) -> Run {
         opt_millis: 1.0,
         trace: None,
         timing: None,
+        failed_in_element: None,
+        focus_class: None,
     }
 }
 
@@ -29,7 +31,8 @@ fn executed(status: ExecStatus, stdout: &str) -> Run {
 }
 
 fn crashed(signal: i32, frames: &[&str]) -> Run {
-    let crash = Crash { signal, fault_addr: 0, frames: frames.iter().map(|f| f.to_string()).collect() };
+    let crash =
+        Crash { signal, fault_addr: 0, frames: frames.iter().map(|f| f.to_string()).collect(), stack: Vec::new() };
     Run { crash: Some(crash), ..run(Outcome::Crash, "") }
 }
 

@@ -14,6 +14,8 @@ use crate::llvm::{self, IrModule};
 static MSG_FD: AtomicI32 = AtomicI32::new(-1);
 static IN_CHILD: AtomicBool = AtomicBool::new(false);
 static PHASE: AtomicU8 = AtomicU8::new(0);
+/// Whether coverage is recorded in the optimizer's phase: closed outside the focus pass.
+static GATE: AtomicI32 = AtomicI32::new(1);
 
 /// File descriptors a child inherits for its job.
 pub(super) struct ChildIo {
@@ -37,9 +39,19 @@ pub fn in_child() -> bool {
     IN_CHILD.load(Ordering::Relaxed)
 }
 
-/// The phase this child is in; coverage recording reads it to stop at the optimizer's end.
-pub fn current_phase() -> Phase {
-    Phase::from_u8(PHASE.load(Ordering::Relaxed))
+/// Whether coverage should be recorded now: while the optimizer runs (verification,
+/// hashing and execution are the oracle's work), and only inside the focus pass if the
+/// job has one. Called from the breakpoint handler.
+pub fn recording() -> bool {
+    Phase::from_u8(PHASE.load(Ordering::Relaxed)) == Phase::Optimizing && GATE.load(Ordering::Relaxed) == 1
+}
+
+extern "C" fn on_element(index: i32) {
+    send(wire::ELEMENT, &(index as u32).to_le_bytes());
+}
+
+extern "C" fn on_focus_opened(name: *const c_char, len: usize) {
+    send(wire::FOCUS, unsafe { std::slice::from_raw_parts(name.cast::<u8>(), len) });
 }
 
 extern "C" fn on_fatal(reason: *const c_char) {
@@ -157,7 +169,8 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
         set_new_handler(Some(on_out_of_memory));
     }
     llvm::install_fatal_error_handler(on_fatal);
-    if !llvm::parse_llvm_args(llvm_args) {
+    let all_args: Vec<String> = llvm_args.iter().chain(&job.llvm_args).cloned().collect();
+    if !llvm::parse_llvm_args(&all_args) {
         send(wire::FATAL, super::check::LLVM_ARGS_REJECTED.as_bytes());
         unsafe { libc::_exit(77) }
     }
@@ -167,7 +180,16 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
     let t = std::time::Instant::now();
     // An empty pipeline is the reference run: the unoptimized module.
     if !job.pipeline.is_empty() {
-        if let Err(message) = module.run_pipeline(&job.pipeline, job.verify_each) {
+        if job.focus.is_some() {
+            GATE.store(0, Ordering::Relaxed);
+        }
+        let watch = llvm::PassWatch {
+            top_level: Some(on_element),
+            focus_opened: Some(on_focus_opened),
+            focus: job.focus.as_ref().map(|f| (f.pass.as_str(), f.element)),
+            gate: &GATE,
+        };
+        if let Err(message) = module.run_pipeline(&job.pipeline, job.verify_each, Some(&watch)) {
             send(wire::PIPELINE_ERROR, message.as_bytes());
             unsafe { libc::_exit(0) }
         }

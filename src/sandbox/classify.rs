@@ -29,6 +29,9 @@ pub(super) struct Ending {
     /// Set when the parent killed the child at a deadline, with the phase it was in.
     pub killed_in: Option<Phase>,
     pub wait_status: Option<i32>,
+    /// The last top-level element of the pipeline that started.
+    pub element: Option<usize>,
+    pub focus_class: Option<String>,
 }
 
 /// Allocation failures surface as one of these on stderr, whichever allocator failed.
@@ -39,7 +42,7 @@ fn says_out_of_memory(stderr: &str) -> bool {
 }
 
 fn crash_of(signal: i32, fault: u64, trace: &[u64]) -> Crash {
-    Crash { signal, fault_addr: fault, frames: symbols::llvm_frames(trace) }
+    Crash { signal, fault_addr: fault, frames: symbols::llvm_frames(trace), stack: trace.to_vec() }
 }
 
 fn describe_crash(crash: &Crash) -> String {
@@ -82,6 +85,8 @@ pub(super) fn classify(
         stderr: String::new(),
         opt_millis: e.opt_millis.unwrap_or(total_millis),
         trace: None,
+        failed_in_element: if e.opt_done.is_none() && e.pipeline_error.is_none() { e.element } else { None },
+        focus_class: e.focus_class.clone(),
         timing: e.opt_done.as_ref().map(|d| Timing {
             passes: d.pass_millis,
             verify: d.verify_millis,
@@ -115,7 +120,7 @@ pub(super) fn classify(
             if signal == libc::SIGKILL {
                 (Outcome::Oom, "killed by SIGKILL (out of memory?)".to_string())
             } else {
-                run.crash = Some(Crash { signal, fault_addr: 0, frames: Vec::new() });
+                run.crash = Some(Crash { signal, fault_addr: 0, frames: Vec::new(), stack: Vec::new() });
                 (Outcome::Crash, signal_name(signal))
             }
         } else {

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 pub use batch::{run_batch, run_batch_cached, BatchItem, ExecCache};
 pub use check::{check_pipelines, Rejection};
-pub use child::{current_phase, in_child};
+pub use child::{in_child, recording};
 pub use pool::{Event, JobId, Pool};
 pub use wire::Phase;
 
@@ -55,6 +55,20 @@ pub struct JobSpec {
     pub exec: ExecMode,
     /// Let the pool's [`Observer`] watch this child (compiler coverage).
     pub observe: bool,
+    /// Record coverage only while this pass runs (with `observe`).
+    pub focus: Option<Focus>,
+    /// LLVM options for this child only, after the pool's (`-slp-max-vf=2`).
+    pub llvm_args: Vec<String>,
+}
+
+/// One pass of a pipeline, for recording coverage while it alone runs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Focus {
+    /// Its pipeline name, without parameters (`slp-vectorizer`).
+    pub pass: String,
+    /// Only its run inside this top-level element of the pipeline (0-based); None: every
+    /// run of it.
+    pub element: Option<usize>,
 }
 
 impl JobSpec {
@@ -66,6 +80,8 @@ impl JobSpec {
             emit_ir: false,
             exec: ExecMode::Never,
             observe: false,
+            focus: None,
+            llvm_args: Vec::new(),
         }
     }
 }
@@ -181,6 +197,10 @@ pub struct Crash {
     pub fault_addr: u64,
     /// LLVM frames, innermost first, demangled without parameters: the crash signature.
     pub frames: Vec<String>,
+    /// The raw stack, innermost first: the faulting PC, then return addresses (of this
+    /// process, so not kept in reports).
+    #[serde(skip)]
+    pub stack: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -200,6 +220,11 @@ pub struct Run {
     pub trace: Option<Vec<u32>>,
     /// Where the child's time went (when optimization finished).
     pub timing: Option<Timing>,
+    /// The top-level element of the pipeline (0-based) that was running when optimization
+    /// ended without finishing: where a crash, fatal error or timeout happened.
+    pub failed_in_element: Option<usize>,
+    /// LLVM's class name of the focus pass (`SLPVectorizerPass`), when it ran.
+    pub focus_class: Option<String>,
 }
 
 /// Milliseconds per phase of one child, for throughput analysis.

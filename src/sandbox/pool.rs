@@ -107,6 +107,11 @@ impl Pool {
         self.observer = Some(observer);
     }
 
+    /// The LLVM options every child gets.
+    pub fn llvm_args(&self) -> &[String] {
+        &self.llvm_args
+    }
+
     pub fn limits(&self) -> &Limits {
         &self.limits
     }
@@ -336,6 +341,10 @@ impl Pool {
                 ending.exit_code = Some(i32::from_le_bytes(payload[..4].try_into().unwrap_or([0; 4])));
             }
             wire::EXEC_ERROR => ending.exec_error = Some(text()),
+            wire::ELEMENT => {
+                ending.element = payload.get(..4).map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize);
+            }
+            wire::FOCUS => ending.focus_class = Some(text()),
             _ => {}
         }
     }

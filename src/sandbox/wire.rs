@@ -45,6 +45,10 @@ pub const EXEC_DONE: u8 = 6;
 pub const OOM: u8 = 7;
 pub const INVALID_IR: u8 = 8;
 pub const EXEC_ERROR: u8 = 9;
+/// A top-level element of the pipeline starts: its index, u32 LE.
+pub const ELEMENT: u8 = 10;
+/// The focus pass first ran: its class name.
+pub const FOCUS: u8 = 11;
 
 /// Write one message; short writes are retried, errors ignored (the parent may be gone).
 pub fn send_raw(fd: RawFd, tag: u8, payload: &[u8]) {

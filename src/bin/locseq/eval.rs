@@ -125,14 +125,19 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
     for bug in &bugs {
         ctos::out!("{:<8} {:<11}", bug.id, bug.kind)?;
         let mut skip = None;
+        let mut culprit = None;
         for &s in &strategies {
             let r = results.iter().find(|r| r.bug == bug.id && r.strategy == s).expect("evaluated");
-            if let BugOutcome::Skipped { reason } = &r.outcome {
-                skip = Some(reason.clone());
+            match &r.outcome {
+                BugOutcome::Skipped { reason } => skip = Some(reason.clone()),
+                BugOutcome::Ranked { attempts } => culprit = culprit.or(attempts[0].culprit.clone()),
             }
             ctos::out!(" {:>14}", rank_text(r))?;
         }
         ctos::outln!("  {}", bug.fix_files.join(", "))?;
+        if let Some(c) = culprit {
+            ctos::outln!("{:>20}culprit: {c}", "")?;
+        }
         if let Some(reason) = skip {
             ctos::outln!("{:>20}skipped: {reason}", "")?;
         }
@@ -152,20 +157,27 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
     )?;
     // Mean ranks over no ranked bug are no number.
     let mean = |x: f64| if x.is_finite() { format!("{x:.2}") } else { "-".into() };
+    let row = |name: String, m: &ctos::localize::sbfl::Metrics| -> std::io::Result<()> {
+        ctos::out!(
+            "{:<10} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7}",
+            name,
+            m.bugs,
+            m.top1,
+            m.top5,
+            m.top10,
+            m.top20,
+            mean(m.mfr),
+            mean(m.mar)
+        )
+    };
     for s in &summaries {
-        ctos::outln!(
-            "{:<10} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7} {:>8.1} {:>9.1}",
-            format!("{:?}", s.strategy).to_lowercase(),
-            s.metrics.bugs,
-            s.metrics.top1,
-            s.metrics.top5,
-            s.metrics.top10,
-            s.metrics.top20,
-            mean(s.metrics.mfr),
-            mean(s.metrics.mar),
-            s.evaluations_per_second,
-            s.median_seconds_to_ranking
-        )?;
+        row(format!("{:?}", s.strategy).to_lowercase(), &s.metrics)?;
+        ctos::outln!(" {:>8.1} {:>9.1}", s.evaluations_per_second, s.median_seconds_to_ranking)?;
+    }
+    // The culprit is found before any search: one baseline row serves every strategy.
+    if let Some(s) = summaries.first() {
+        row("culprit-file".into(), &s.culprit_file_baseline)?;
+        ctos::outln!()?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,7 @@ use anyhow::{Context as _, Result};
 use ctos::cli::{bounded, load_input, InputArgs, LimitArgs};
 use ctos::coverage::Granularity;
 use ctos::localize::evidence::FailingEvidence;
-use ctos::localize::isolate::{isolate, Isolation, OracleMode, Progress};
+use ctos::localize::isolate::{isolate, Isolation, OracleMode, Progress, TraceScope};
 use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::search::{SearchStats, Strategy};
 use ctos::localize::similarity::SimilarityFormula;
@@ -101,6 +101,7 @@ struct Summary<'a> {
     isolation: &'a Isolation,
     strategy: Strategy,
     granularity: Granularity,
+    trace: TraceScope,
     formula: Formula,
     aggregate: Aggregate,
     similarity: SimilarityFormula,
@@ -147,6 +148,7 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
         isolation: &isolation,
         strategy: opts.strategy,
         granularity: opts.granularity,
+        trace: opts.trace,
         formula: opts.formula,
         aggregate: opts.aggregate,
         similarity: opts.similarity,
@@ -161,6 +163,10 @@ fn print_report(i: &Isolation, top: usize) -> Result<()> {
     ctos::outln!("failure:   {}", i.failure)?;
     ctos::outln!("sequence:  {}", i.original)?;
     ctos::outln!("reduced:   {} ({} passes, {} test runs)", i.reduced, i.reduced_passes, i.reduction_tests)?;
+    if let Some(c) = &i.culprit {
+        let file = i.culprit_file.as_deref().map(|f| format!(", in {f}")).unwrap_or_default();
+        ctos::outln!("culprit:   {c}{file}")?;
+    }
     for note in &i.notes {
         ctos::outln!("note:      {note}")?;
     }

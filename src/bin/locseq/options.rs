@@ -7,7 +7,7 @@ use ctos::cli::{bounded, parse_duration};
 use ctos::coverage::Granularity;
 use ctos::localize::evidence::FailingEvidence;
 use ctos::localize::ga::GaParams;
-use ctos::localize::isolate::IsolateOptions;
+use ctos::localize::isolate::{IsolateOptions, TraceScope};
 use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::search::Budget;
 use ctos::localize::similarity::SimilarityFormula;
@@ -21,14 +21,28 @@ pub struct SearchArgs {
     /// Stop after this many evaluations (whichever limit comes first).
     #[arg(long, value_name = "N", value_parser = |s: &str| bounded(s, 1usize, 1_000_000_000))]
     pub max_evals: Option<usize>,
-    /// Coverage elements: functions, or basic blocks (finer, about 3x slower).
-    #[arg(long, value_enum, default_value_t = Granularity::Functions)]
+    /// Coverage elements: basic blocks, or functions (coarser, about 3x faster).
+    #[arg(long, value_enum, default_value_t = Granularity::Blocks)]
     pub granularity: Granularity,
+    /// What a coverage trace records: culprit (only while the culprit pass runs: its run in
+    /// the failing pipeline, every run of it in a candidate) or pipeline (the whole
+    /// pipeline, as LocSeq).
+    #[arg(long, value_enum, default_value_t = TraceScope::Culprit)]
+    pub trace: TraceScope,
+    /// Do not mix configurations of the culprit pass (other parameters, other values of
+    /// its knobs) into the sequence search (`--strategy configs` tries only those).
+    #[arg(long)]
+    pub no_configs: bool,
+    /// Do not count a crash's stack as evidence (by default each file on it ranks as if it
+    /// had one more element, scored 1/(1+depth of its innermost frame)).
+    #[arg(long)]
+    pub no_stack: bool,
     /// Suspiciousness formula.
     #[arg(long, value_enum, default_value_t = Formula::Ochiai)]
     pub formula: Formula,
-    /// How element scores make a file score (LocSeq: mean).
-    #[arg(long, value_enum, default_value_t = Aggregate::Mean)]
+    /// How element scores make a file score: sum (the file's total suspiciousness), mean
+    /// (LocSeq's eq. 8) or max.
+    #[arg(long, value_enum, default_value_t = Aggregate::Sum)]
     pub aggregate: Aggregate,
     /// Fitness: how Sim_s and Sim_f combine (LocSeq eq. 3; see the spec).
     #[arg(long, value_enum, default_value_t = SimilarityFormula::Product)]
@@ -96,6 +110,9 @@ impl SearchArgs {
             },
             budget: Budget { time: Some(self.time), max_evals: self.max_evals },
             granularity: self.granularity,
+            trace: self.trace,
+            configs: !self.no_configs,
+            stack: !self.no_stack,
             formula: self.formula,
             aggregate: self.aggregate,
             similarity: self.similarity,
