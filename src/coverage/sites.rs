@@ -98,13 +98,19 @@ fn block_leaders(attribution: &Attribution) -> (Vec<u64>, Vec<u32>) {
 #[cfg(test)]
 impl Sites {
     /// Sites without code, for tests of what is computed over spectra: site `i` is its
-    /// own function, in file `files[i]` (`None`: unattributed).
+    /// own function, in file `files[i]` (`None`: unattributed), at `0x1000 * (i + 1)`,
+    /// `0x100` bytes long.
     pub(crate) fn synthetic(files: &[Option<u32>]) -> Sites {
         let n_files = files.iter().flatten().max().map_or(0, |&f| f as usize + 1);
         let functions = files
             .iter()
             .enumerate()
-            .map(|(i, &file)| super::LlvmFunction { addr: 0, size: 0, mangled: format!("f{i}"), file })
+            .map(|(i, &file)| super::LlvmFunction {
+                addr: 0x1000 * (i as u64 + 1),
+                size: 0x100,
+                mangled: format!("f{i}"),
+                file,
+            })
             .collect();
         let attribution = Attribution { files: (0..n_files).map(|f| format!("file{f}.cpp")).collect(), functions };
         Sites {

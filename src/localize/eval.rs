@@ -4,7 +4,7 @@ use anyhow::{Context as _, Result};
 use serde::Serialize;
 
 use super::bench::BenchBug;
-use super::isolate::{isolate, IsolateOptions, Isolation, Progress};
+use super::isolate::{isolate, Inapplicable, IsolateOptions, Progress};
 use super::sbfl::{metrics, Metrics};
 use super::search::Strategy;
 use crate::program::{Subject, SubjectSpec};
@@ -17,6 +17,10 @@ pub struct Attempt {
     pub seed: u64,
     /// Rank of each fix file (None: the failing run did not cover it).
     pub ranks: Vec<Option<usize>>,
+    /// Score of each fix file, and the best score of any other file: how clearly the
+    /// ranking separates them, which ranks alone do not show.
+    pub scores: Vec<Option<f64>>,
+    pub best_other_score: Option<f64>,
     pub files_ranked: usize,
     /// The culprit pass, as `locseq isolate` reports it.
     pub culprit: Option<String>,
@@ -62,18 +66,21 @@ pub struct BugResult {
     pub outcome: BugOutcome,
 }
 
+/// Per fix file its median rank (None: uncovered), and the rank uncovered files count as.
+pub type MedianRanks = (Vec<Option<usize>>, usize);
+
 impl BugResult {
     /// Per fix file, the median rank over the attempts (uncovered counts as the worst).
-    pub fn median_ranks(&self) -> Option<(Vec<Option<usize>>, usize)> {
+    pub fn median_ranks(&self) -> Option<MedianRanks> {
         self.median_of(|a| &a.ranks)
     }
 
     /// The same for the culprit-file baseline.
-    pub fn median_baseline_ranks(&self) -> Option<(Vec<Option<usize>>, usize)> {
+    pub fn median_baseline_ranks(&self) -> Option<MedianRanks> {
         self.median_of(|a| &a.culprit_file_ranks)
     }
 
-    fn median_of(&self, ranks_of: impl Fn(&Attempt) -> &Vec<Option<usize>>) -> Option<(Vec<Option<usize>>, usize)> {
+    fn median_of(&self, ranks_of: impl Fn(&Attempt) -> &Vec<Option<usize>>) -> Option<MedianRanks> {
         let BugOutcome::Ranked { attempts } = &self.outcome else { return None };
         let worst = attempts.iter().map(|a| a.files_ranked + 1).max().unwrap_or(1);
         let ranks = (0..self.fix_files.len())
@@ -101,7 +108,7 @@ pub struct StrategySummary {
 
 pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
     let mine: Vec<&BugResult> = results.iter().filter(|r| r.strategy == strategy).collect();
-    let metrics_of = |median: fn(&BugResult) -> Option<(Vec<Option<usize>>, usize)>| {
+    let metrics_of = |median: fn(&BugResult) -> Option<MedianRanks>| {
         let (ranks, worst): (Vec<_>, Vec<_>) = mine.iter().filter_map(|r| median(r)).unzip();
         metrics(&ranks, &worst)
     };
@@ -130,14 +137,12 @@ pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
 
 /// The culprit-file baseline's rank of each fix file: 1 for the culprit pass's file, the
 /// last rank for the other files the failing run covered, None for files it did not.
-fn culprit_file_ranks(fix_files: &[String], isolation: &Isolation) -> Vec<Option<usize>> {
-    let covered = |f: &String| isolation.ranking.iter().any(|r| &r.path == f);
-    let last = isolation.ranking.len();
+fn culprit_file_ranks(fix_files: &[String], culprit_file: Option<&str>, ranked: &[&str]) -> Vec<Option<usize>> {
     fix_files
         .iter()
-        .map(|f| match &isolation.culprit_file {
+        .map(|f| match culprit_file {
             Some(c) if c == f => Some(1),
-            _ if covered(f) => Some(last),
+            _ if ranked.contains(&f.as_str()) => Some(ranked.len()),
             _ => None,
         })
         .collect()
@@ -185,17 +190,20 @@ pub fn evaluate_bug(
             IsolateOptions { oracle: bug.oracle.clone(), pattern: bug.pattern.clone(), strategy, seed, ..base.clone() };
         let isolation = match isolate(&mut subject.pool, &mut subject.module, &buggy, catalog, &opts, progress) {
             Ok(i) => i,
-            Err(e) if e.to_string().contains("does not reproduce") => {
-                return Ok(result(BugOutcome::Skipped { reason: e.to_string() }))
-            }
+            Err(e) if e.is::<Inapplicable>() => return Ok(result(BugOutcome::Skipped { reason: e.to_string() })),
             Err(e) => return Err(e.context(format!("bug {}", bug.id))),
         };
-        let ranks =
-            bug.fix_files.iter().map(|f| isolation.ranking.iter().find(|r| &r.path == f).map(|r| r.rank)).collect();
-        let culprit_file_ranks = culprit_file_ranks(&bug.fix_files, &isolation);
+        let of_fix = |f: &String| isolation.ranking.iter().find(|r| &r.path == f);
+        let ranks = bug.fix_files.iter().map(|f| of_fix(f).map(|r| r.rank)).collect();
+        let scores = bug.fix_files.iter().map(|f| of_fix(f).map(|r| r.score)).collect();
+        let best_other_score = isolation.ranking.iter().find(|r| !bug.fix_files.contains(&r.path)).map(|r| r.score);
+        let ranked: Vec<&str> = isolation.ranking.iter().map(|r| r.path.as_str()).collect();
+        let culprit_file_ranks = culprit_file_ranks(&bug.fix_files, isolation.culprit_file.as_deref(), &ranked);
         attempts.push(Attempt {
             seed,
             ranks,
+            scores,
+            best_other_score,
             files_ranked: isolation.ranking.len(),
             culprit: isolation.culprit.as_ref().map(|c| c.to_string()),
             culprit_file_ranks,
@@ -207,4 +215,19 @@ pub fn evaluate_bug(
         });
     }
     Ok(result(BugOutcome::Ranked { attempts }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_culprit_file_ranks_first_and_every_other_covered_file_ties_last() {
+        let fix = vec!["a.cpp".to_string(), "b.cpp".to_string(), "gone.cpp".to_string()];
+        let ranked = ["c.cpp", "b.cpp", "a.cpp", "d.cpp"];
+        assert_eq!(culprit_file_ranks(&fix, Some("a.cpp"), &ranked), [Some(1), Some(4), None]);
+        assert_eq!(culprit_file_ranks(&fix, None, &ranked), [Some(4), Some(4), None]);
+        // A culprit file the failing run did not cover still ranks first: it is named.
+        assert_eq!(culprit_file_ranks(&fix, Some("gone.cpp"), &ranked), [Some(4), Some(4), Some(1)]);
+    }
 }

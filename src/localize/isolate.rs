@@ -172,6 +172,12 @@ pub struct Isolation {
     pub seconds_total: f64,
 }
 
+/// Why an isolation cannot be done on this input at all (the failure does not fire, the
+/// strategy has nothing to vary): `locseq eval` skips such bugs with the reason.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Inapplicable(pub String);
+
 /// What `isolate` reports while it works.
 pub trait Progress {
     fn phase(&mut self, message: &str);
@@ -201,7 +207,11 @@ fn establish_oracle(
     let CheckedOptions { pattern, script } = checked;
     if let Some(script) = &script {
         if !script.fires(buggy)? {
-            bail!("the failure does not reproduce: {} says the bug does not fire on {buggy}", script.script.display());
+            return Err(Inapplicable(format!(
+                "the failure does not reproduce: {} says the bug does not fire on {buggy}",
+                script.script.display()
+            ))
+            .into());
         }
         runner.exec = ExecMode::Never;
     }
@@ -209,10 +219,13 @@ fn establish_oracle(
         (OracleMode::Script(_), f) => {
             f.unwrap_or(Failure { kind: FailureKind::WrongCode, signature: "the interestingness test fires".into() })
         }
-        (_, None) => bail!(
-            "the failure does not reproduce: '{buggy}' runs cleanly{}",
-            if wants_execution { " and the program prints what the unoptimized one prints" } else { "" }
-        ),
+        (_, None) => {
+            return Err(Inapplicable(format!(
+                "the failure does not reproduce: '{buggy}' runs cleanly{}",
+                if wants_execution { " and the program prints what the unoptimized one prints" } else { "" }
+            ))
+            .into())
+        }
         (OracleMode::Auto, Some(f)) => f,
         (mode, Some(f)) => {
             let wanted = match mode {
@@ -228,7 +241,7 @@ fn establish_oracle(
     };
     let oracle = Oracle { expected, reference, pattern, script };
     if oracle.judge(&run, buggy)? != Verdict::Same {
-        bail!("the failure does not reproduce: the run does not match --pattern");
+        return Err(Inapplicable("the failure does not reproduce: the run does not match --pattern".into()).into());
     }
     Ok(oracle)
 }
@@ -385,7 +398,10 @@ pub fn isolate(
         _ => None,
     };
     if opts.strategy == Strategy::Configs && space.as_ref().is_none_or(|s| s.dimensions() == 0) {
-        bail!("--strategy configs needs a culprit pass with parameters or knobs to vary, and there is none");
+        return Err(Inapplicable(
+            "--strategy configs needs a culprit pass with parameters or knobs to vary, and there is none".into(),
+        )
+        .into());
     }
     let mut setup = SearchSetup {
         pool: runner.pool,

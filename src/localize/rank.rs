@@ -86,3 +86,38 @@ pub fn rank(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Functions f0..f4 at 0x1000, 0x2000 … in files 0, 0, 1, 2, none.
+    fn sites() -> Sites {
+        Sites::synthetic(&[Some(0), Some(0), Some(1), Some(2), None])
+    }
+
+    #[test]
+    fn a_stack_scores_each_covered_file_by_its_innermost_frame() {
+        let sites = sites();
+        // The failing trace covers f0, f1, f2 and f4: files 0 and 1 (file 2 is not covered).
+        let failing = Spectrum::from_elements(vec![0, 1, 2, 4], &sites);
+        let stack = [
+            0x2010, // f1 crashed: file 0, depth 0
+            0x2081, // f1 again (recursion): no new depth
+            0x5041, // f4: unattributed
+            0x4041, // f3: file 2, not in the trace
+            0x9000, // no function
+            0x3001, // f2 (return address just past the call): file 1, depth 1
+            0x1001, // f0: file 0 again, already scored at depth 0
+        ];
+        assert_eq!(stack_evidence(&stack, &sites, &failing), vec![(0, 1.0), (1, 0.5)]);
+    }
+
+    #[test]
+    fn a_return_address_right_after_a_function_belongs_to_it() {
+        let sites = sites();
+        let failing = Spectrum::from_elements(vec![0, 2], &sites);
+        // 0x1100 is one past f0's end: as a return address it is a call at f0's last byte.
+        assert_eq!(stack_evidence(&[0x3000, 0x1100], &sites, &failing), vec![(1, 1.0), (0, 0.5)]);
+    }
+}

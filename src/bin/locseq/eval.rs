@@ -143,7 +143,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         }
     }
     ctos::outln!(
-        "\n{:<10} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7} {:>8} {:>9}",
+        "\n{:<12} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7} {:>8} {:>9}",
         "strategy",
         "bugs",
         "top1",
@@ -159,7 +159,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
     let mean = |x: f64| if x.is_finite() { format!("{x:.2}") } else { "-".into() };
     let row = |name: String, m: &ctos::localize::sbfl::Metrics| -> std::io::Result<()> {
         ctos::out!(
-            "{:<10} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7}",
+            "{:<12} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7}",
             name,
             m.bugs,
             m.top1,
