@@ -195,6 +195,24 @@ mod llvm22 {
             assert!(summary["evaluations_per_second"].as_f64().unwrap() > 10.0);
         }
     }
+
+    /// A bug whose sequence does not fail here is listed as skipped, with the reason;
+    /// the evaluation goes on.
+    #[test]
+    fn eval_skips_a_bug_whose_failure_does_not_reproduce() {
+        let dir = temp("bench-clean/191714");
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in ["meta.json", "oracle.conf", "repro.ll"] {
+            std::fs::copy(bug("191714", f), dir.join(f)).unwrap();
+        }
+        std::fs::write(dir.join("seq.txt"), "sroa\n").unwrap();
+        let out = locseq(&["eval", dir.to_str().unwrap(), "--max-evals", "10", "--json"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let lines = records(&out);
+        let outcome = &lines.iter().find(|l| l["type"] == "bug").unwrap()["outcome"];
+        assert_eq!(outcome["status"], "skipped", "{outcome}");
+        assert!(outcome["reason"].as_str().unwrap().contains("does not reproduce"), "{outcome}");
+    }
 }
 
 #[cfg(feature = "llvm19")]

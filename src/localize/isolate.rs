@@ -207,11 +207,10 @@ fn establish_oracle(
     let CheckedOptions { pattern, script } = checked;
     if let Some(script) = &script {
         if !script.fires(buggy)? {
-            return Err(Inapplicable(format!(
+            bail!(Inapplicable(format!(
                 "the failure does not reproduce: {} says the bug does not fire on {buggy}",
                 script.script.display()
-            ))
-            .into());
+            )));
         }
         runner.exec = ExecMode::Never;
     }
@@ -220,11 +219,10 @@ fn establish_oracle(
             f.unwrap_or(Failure { kind: FailureKind::WrongCode, signature: "the interestingness test fires".into() })
         }
         (_, None) => {
-            return Err(Inapplicable(format!(
+            bail!(Inapplicable(format!(
                 "the failure does not reproduce: '{buggy}' runs cleanly{}",
                 if wants_execution { " and the program prints what the unoptimized one prints" } else { "" }
-            ))
-            .into())
+            )))
         }
         (OracleMode::Auto, Some(f)) => f,
         (mode, Some(f)) => {
@@ -241,7 +239,7 @@ fn establish_oracle(
     };
     let oracle = Oracle { expected, reference, pattern, script };
     if oracle.judge(&run, buggy)? != Verdict::Same {
-        return Err(Inapplicable("the failure does not reproduce: the run does not match --pattern".into()).into());
+        bail!(Inapplicable("the failure does not reproduce: the run does not match --pattern".into()));
     }
     Ok(oracle)
 }
@@ -398,10 +396,9 @@ pub fn isolate(
         _ => None,
     };
     if opts.strategy == Strategy::Configs && space.as_ref().is_none_or(|s| s.dimensions() == 0) {
-        return Err(Inapplicable(
+        bail!(Inapplicable(
             "--strategy configs needs a culprit pass with parameters or knobs to vary, and there is none".into(),
-        )
-        .into());
+        ));
     }
     let mut setup = SearchSetup {
         pool: runner.pool,

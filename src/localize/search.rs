@@ -182,17 +182,19 @@ impl Searcher<'_, '_> {
 
     /// Fitness of each candidate (0 for any failure); unseen ones run in one batch.
     fn evaluate(&mut self, candidates: &[Candidate]) -> anyhow::Result<Vec<f64>> {
-        let mut fresh: Vec<&Candidate> = Vec::new();
-        for c in candidates {
-            if !self.memo.contains_key(&c.key()) && !fresh.iter().any(|f| f.key() == c.key()) {
-                fresh.push(c);
+        let keys: Vec<String> = candidates.iter().map(Candidate::key).collect();
+        let mut seen = std::collections::HashSet::new();
+        let mut fresh: Vec<(&Candidate, &String)> = Vec::new();
+        for (c, key) in candidates.iter().zip(&keys) {
+            if !self.memo.contains_key(key) && seen.insert(key) {
+                fresh.push((c, key));
             }
         }
         if let Some(max) = self.budget.max_evals {
             fresh.truncate(max.saturating_sub(self.stats.evaluations));
         }
         let exec = if self.s.oracle.needs_execution() { ExecMode::Always } else { ExecMode::Never };
-        let items = fresh.iter().enumerate().map(|(index, c)| BatchItem {
+        let items = fresh.iter().enumerate().map(|(index, (c, _))| BatchItem {
             index,
             job: JobSpec {
                 exec,
@@ -205,13 +207,13 @@ impl Searcher<'_, '_> {
         });
         let mut results = vec![None; fresh.len()];
         run_batch_cached(self.s.pool, self.s.module, items, &mut self.exec_cache, |i, run| results[i] = Some(run))?;
-        for (candidate, run) in fresh.iter().zip(results) {
+        for ((candidate, key), run) in fresh.iter().zip(results) {
             let run = run.expect("every job finishes");
             let fitness = self.judge(candidate, &run)?;
-            self.memo.insert(candidate.key(), fitness);
+            self.memo.insert((*key).clone(), fitness);
         }
         // Candidates beyond the evaluation budget get no credit.
-        Ok(candidates.iter().map(|c| self.memo.get(&c.key()).copied().unwrap_or(0.0)).collect())
+        Ok(keys.iter().map(|k| self.memo.get(k).copied().unwrap_or(0.0)).collect())
     }
 
     /// Count one run as evidence; its fitness.
