@@ -113,7 +113,7 @@ fn crashing_and_fatal_runs_still_return_their_coverage() {
     let trace = run.trace.unwrap();
     let reporting = |s: &Spectrum| s.elements.iter().any(|&e| coverage.sites.is_error_reporting(e));
     assert!(reporting(&fatal));
-    let cut = Spectrum::from_trace_until_error_reporting(&trace, coverage.sites);
+    let cut = Spectrum::from_failing_trace(&trace, coverage.sites, true);
     assert!(!reporting(&cut) && cut.len() < fatal.len());
     assert!(cut.len() > fatal.len() / 2, "the cut keeps what ran before the error");
 }

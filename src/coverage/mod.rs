@@ -102,7 +102,7 @@ pub fn disarm() {
 
 impl Sites {
     /// Whether the site is in LLVM's error reporting, where a failing run's trace should
-    /// be cut (see [`Spectrum::from_trace_until_error_reporting`]).
+    /// be cut (see [`Spectrum::from_failing_trace`]).
     pub fn is_error_reporting(&self, site: u32) -> bool {
         const REPORTERS: &[&str] = &[
             "report_fatal_error",

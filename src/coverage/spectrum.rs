@@ -64,11 +64,14 @@ impl Spectrum {
         Spectrum::from_elements(trace.to_vec(), sites)
     }
 
-    /// The spectrum of a trace cut before its first hit of LLVM's error reporting
-    /// (`report_fatal_error`, the verifier's failure path): no passing run covers that code,
-    /// so it would outrank the fault in a failing run's ranking.
-    pub fn from_trace_until_error_reporting(trace: &[u32], sites: &Sites) -> Spectrum {
-        let end = trace.iter().position(|&s| sites.is_error_reporting(s)).unwrap_or(trace.len());
+    /// The spectrum of a failing run's trace, with `cut_error_reporting` cut before its
+    /// first hit of LLVM's error reporting (`report_fatal_error`, the verifier's failure
+    /// path): no passing run covers that code, so it would outrank the fault in a ranking.
+    pub fn from_failing_trace(trace: &[u32], sites: &Sites, cut_error_reporting: bool) -> Spectrum {
+        let end = match cut_error_reporting {
+            true => trace.iter().position(|&s| sites.is_error_reporting(s)).unwrap_or(trace.len()),
+            false => trace.len(),
+        };
         Spectrum::from_elements(trace[..end].to_vec(), sites)
     }
 

@@ -373,11 +373,7 @@ pub fn isolate(
     }
     let run = run.context("the reduced sequence stopped failing when run with coverage")?;
     let trace = run.trace.as_deref().unwrap_or_default();
-    let full = if opts.cut_error_reporting {
-        Spectrum::from_trace_until_error_reporting(trace, sites)
-    } else {
-        Spectrum::from_trace(trace, sites)
-    };
+    let full = Spectrum::from_failing_trace(trace, sites, opts.cut_error_reporting);
     let failing = filter.restrict(&full, sites);
     let stack = match (&run.crash, opts.stack) {
         (Some(crash), true) => stack_evidence(&crash.stack, sites, &failing),

@@ -25,8 +25,7 @@ impl Runner<'_> {
 
     /// The text with one adaptor per pass, so that top-level element i is pass i.
     pub fn per_pass_text(&self, seq: &Sequence) -> Result<String> {
-        let render = RenderOptions { nesting: crate::seq::Nesting::PerPass, ..self.render };
-        Ok(render_with(&Sequence::flat(seq.passes().into_iter().cloned()), self.catalog, &render)?)
+        Ok(render_with(&Sequence::flat(seq.passes().into_iter().cloned()), self.catalog, &self.render.per_pass())?)
     }
 
     /// A job for `pipeline` with this runner's execution and verification.

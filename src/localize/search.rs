@@ -16,7 +16,7 @@ use crate::coverage::{Coverage, Spectrum};
 use crate::llvm::IrModule;
 use crate::oracle::{Oracle, Verdict};
 use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, Focus, JobSpec, Pool, Run};
-use crate::seq::{render_with, Catalog, Nesting, Pass, RenderOptions, Sequence};
+use crate::seq::{render_with, Catalog, Pass, RenderOptions, Sequence};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -167,7 +167,7 @@ impl Searcher<'_, '_> {
     /// Evaluate `n` configurations of the culprit pass.
     fn evaluate_configs<R: Rng + ?Sized>(&mut self, n: usize, rng: &mut R) -> anyhow::Result<()> {
         let Some(space) = self.s.configs else { return Ok(()) };
-        let render = RenderOptions { nesting: Nesting::PerPass, ..self.s.render };
+        let render = self.s.render.per_pass();
         let candidates: Vec<Candidate> = (0..n)
             .filter_map(|_| space.sample(rng))
             .map(|c| Candidate {
@@ -245,11 +245,7 @@ impl Searcher<'_, '_> {
             Verdict::Same => {
                 self.stats.failing_same += 1;
                 if self.s.evidence == FailingEvidence::All {
-                    let full = if self.s.cut_error_reporting {
-                        Spectrum::from_trace_until_error_reporting(trace, sites)
-                    } else {
-                        Spectrum::from_trace(trace, sites)
-                    };
+                    let full = Spectrum::from_failing_trace(trace, sites, self.s.cut_error_reporting);
                     self.evidence.add_failing(&self.s.filter.restrict(&full, sites));
                 }
                 0.0

@@ -31,6 +31,11 @@ pub struct RenderOptions {
 }
 
 impl RenderOptions {
+    /// These options with one adaptor per pass, so that top-level element i is pass i.
+    pub fn per_pass(self) -> RenderOptions {
+        RenderOptions { nesting: Nesting::PerPass, ..self }
+    }
+
     /// Parameters a bare pass gets under these options.
     pub fn apply_defaults(&self, mut pass: Pass) -> Pass {
         if pass.name == "instcombine" && !self.verify_fixpoint {
