@@ -103,6 +103,7 @@ fn main() {
 /// LLVM's flags (no RTTI, no exceptions).
 fn compile_shim(major: u32) {
     println!("cargo:rerun-if-changed=src/llvm/shim.cpp");
+    println!("cargo:rerun-if-changed=src/llvm/pipeline.h");
     cc::Build::new()
         .cpp(true)
         .compiler(format!("/usr/lib/llvm-{major}/bin/clang++"))

@@ -7,6 +7,8 @@
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::sandbox::agent::ExternalOpt;
+
 /// `println!` that hands back the write error instead of panicking, so that a reader who
 /// closes the pipe (`ctos passes | head`) ends the program quietly through `?`.
 #[macro_export]
@@ -34,6 +36,8 @@ struct Begin<'a> {
     tool: &'a str,
     format: u32,
     llvm_version: String,
+    /// The external `opt` that ran the pipelines (`--opt`), or null: the linked LLVM.
+    opt: Option<String>,
     seed: Option<u64>,
     command: Vec<String>,
 }
@@ -52,13 +56,15 @@ pub fn emit<T: Serialize>(kind: &str, value: &T) -> Result<()> {
     Ok(())
 }
 
-/// The `begin` line: which tool, which LLVM, which seed (`None` for commands that draw
-/// nothing at random), and the exact command line that reproduces the output.
-pub fn begin(tool: &str, seed: Option<u64>) -> Result<()> {
+/// The `begin` line: which tool, which LLVM (the linked one, or the `opt` given), which
+/// seed (`None` for commands that draw nothing at random), and the exact command line
+/// that reproduces the output.
+pub fn begin(tool: &str, seed: Option<u64>, opt: Option<&ExternalOpt>) -> Result<()> {
     let begin = Begin {
         tool,
         format: FORMAT,
-        llvm_version: crate::llvm::version_string(),
+        llvm_version: opt.map_or_else(crate::llvm::version_string, |o| o.version.clone()),
+        opt: opt.map(|o| o.opt.display().to_string()),
         seed,
         command: std::env::args().collect(),
     };

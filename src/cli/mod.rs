@@ -13,6 +13,7 @@ pub use duration::parse_duration;
 
 use crate::llvm::CFrontend;
 use crate::program::{Subject, SubjectSpec};
+use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::Limits;
 
 /// The program under test and how to turn it into IR.
@@ -35,16 +36,29 @@ pub struct InputArgs {
     /// -mtriple=, -mcpu= and -mattr= choose the target, as with opt.
     #[arg(long = "llvm-arg", value_name = "FLAG", allow_hyphen_values = true)]
     pub llvm_args: Vec<String>,
+    /// Run the pipelines in this `opt` (your LLVM build: trunk, assertions on) instead of
+    /// the LLVM linked into ctos, through ctos's agent loaded into it. The agent is built
+    /// once per LLVM with the llvm-config beside that opt (see scripts/build-plugin.sh).
+    #[arg(long, value_name = "PATH")]
+    pub opt: Option<PathBuf>,
 }
 
 impl InputArgs {
-    pub fn spec(&self) -> SubjectSpec {
-        SubjectSpec {
+    pub fn spec(&self) -> Result<SubjectSpec> {
+        let opt = self.opt.as_deref().map(ExternalOpt::locate).transpose()?;
+        // C programs become IR this opt reads: its own clang, unless the user names one.
+        let clang = match (&self.clang, &opt) {
+            (Some(c), _) => Some(c.clone()),
+            (None, Some(o)) => Some(o.clang()?),
+            (None, None) => None,
+        };
+        Ok(SubjectSpec {
             program: self.program.clone(),
             driver: self.driver.clone(),
-            frontend: CFrontend::with_flags(self.clang.clone(), self.clang_args.as_deref()),
+            frontend: CFrontend::with_flags(clang, self.clang_args.as_deref()),
             llvm_args: self.llvm_args.clone(),
-        }
+            opt,
+        })
     }
 }
 
@@ -102,7 +116,7 @@ where
 
 /// Load the program under test as the arguments say.
 pub fn load_input(input: &InputArgs, limits: &LimitArgs) -> Result<Subject> {
-    Subject::load(&input.spec(), limits.jobs(), limits.limits())
+    Subject::load(&input.spec()?, limits.jobs(), limits.limits())
 }
 
 /// Parse the command line. Help and version are printed as clap prints them; a mistake

@@ -31,8 +31,13 @@ fn executed(status: ExecStatus, stdout: &str) -> Run {
 }
 
 fn crashed(signal: i32, frames: &[&str]) -> Run {
-    let crash =
-        Crash { signal, fault_addr: 0, frames: frames.iter().map(|f| f.to_string()).collect(), stack: Vec::new() };
+    let crash = Crash {
+        signal,
+        fault_addr: 0,
+        frames: frames.iter().map(|f| f.to_string()).collect(),
+        assertion: None,
+        stack: Vec::new(),
+    };
     Run { crash: Some(crash), ..run(Outcome::Crash, "") }
 }
 

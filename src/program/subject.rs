@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context as _, Result};
 
-use crate::llvm::{CFrontend, IrModule, TargetSpec};
+use crate::llvm::{CFrontend, IrModule, LoadError, TargetSpec};
+use crate::sandbox::agent::{AgentProgram, ExternalOpt};
 use crate::sandbox::{check_pipelines, ExecMode, Execution, JobSpec, Limits, Pool, Rejection};
 
 /// Where a program under test comes from and how LLVM is configured for it.
@@ -19,6 +20,8 @@ pub struct SubjectSpec {
     pub frontend: CFrontend,
     /// LLVM options as `opt` takes them, target flags (`-mtriple=` …) included.
     pub llvm_args: Vec<String>,
+    /// Run pipelines in this external `opt` (through the agent) instead of the linked LLVM.
+    pub opt: Option<ExternalOpt>,
 }
 
 impl SubjectSpec {
@@ -28,6 +31,7 @@ impl SubjectSpec {
             driver: None,
             frontend: CFrontend::default(),
             llvm_args: llvm_args.to_vec(),
+            opt: None,
         }
     }
 }
@@ -43,12 +47,44 @@ impl Subject {
     pub fn load(spec: &SubjectSpec, jobs: usize, limits: Limits) -> Result<Subject> {
         let (target, llvm_args) = TargetSpec::split_flags(&spec.llvm_args);
         must_be_file(&spec.program, "")?;
-        let mut module = IrModule::load(&spec.program, &spec.frontend, &target)?;
         if let Some(driver) = &spec.driver {
             must_be_file(driver, " (the --driver)")?;
+        }
+        let name = spec.program.display().to_string();
+        let is_c = spec.program.extension().is_some_and(|e| e == "c");
+        let bytes = match is_c {
+            true => spec.frontend.compile(&spec.program).map_err(LoadError::Frontend)?,
+            false => std::fs::read(&spec.program).with_context(|| format!("cannot read {name}"))?,
+        };
+        let mut module = IrModule::from_bytes(&bytes, &name, &target).with_context(|| match &spec.opt {
+            Some(_) => format!("the linked LLVM {} reads the program too", crate::llvm::version_string()),
+            None => format!("loading {name}"),
+        })?;
+        if let Some(driver) = &spec.driver {
             module.set_driver(driver).with_context(|| format!("loading the driver {}", driver.display()))?;
         }
-        let pool = Pool::new(jobs, limits, llvm_args)?;
+        let pool = match &spec.opt {
+            None => Pool::new(jobs, limits, llvm_args)?,
+            Some(opt) => {
+                // The agent's opt parses the program itself, from a file: C as its clang made it.
+                let compiled = tempfile::Builder::new().prefix("ctos-program-").suffix(".bc").tempfile()?;
+                let ir = match is_c {
+                    true => {
+                        std::fs::write(compiled.path(), &bytes)?;
+                        compiled.path().to_path_buf()
+                    }
+                    false => spec.program.clone(),
+                };
+                let program = AgentProgram {
+                    ir,
+                    driver: spec.driver.clone(),
+                    triple: target.triple.clone(),
+                    cpu: target.cpu.clone(),
+                    features: target.features.clone(),
+                };
+                Pool::external(jobs, limits, llvm_args, opt, &program)?
+            }
+        };
         Ok(Subject { module, pool, target })
     }
 

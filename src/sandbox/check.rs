@@ -39,6 +39,8 @@ impl Rejection {
 /// Check the pool's LLVM flags, the target and each pipeline; the first problem, in the
 /// order given (flags first).
 pub fn check_pipelines(pool: &mut Pool, target: &TargetSpec, pipelines: &[String]) -> Result<(), Rejection> {
+    let mut checker = pool.on_empty_module().map_err(|e| Rejection::Target(format!("{e:#}")))?;
+    let pool = checker.as_mut().unwrap_or(pool);
     let mut empty = IrModule::from_bytes(b"", "validation", target).map_err(|e| Rejection::Target(e.to_string()))?;
     // Each distinct text once, remembering where it first stands.
     let mut first_index: BTreeMap<&str, usize> = BTreeMap::new();

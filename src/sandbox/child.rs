@@ -171,7 +171,7 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
     llvm::install_fatal_error_handler(on_fatal);
     let all_args: Vec<String> = llvm_args.iter().chain(&job.llvm_args).cloned().collect();
     if !llvm::parse_llvm_args(&all_args) {
-        send(wire::FATAL, super::check::LLVM_ARGS_REJECTED.as_bytes());
+        send(wire::ARGS_REJECTED, b"");
         unsafe { libc::_exit(77) }
     }
 

@@ -1,7 +1,7 @@
 //! How a child ended, turned into a [`Run`]: what the optimizer did, and what the
 //! program did when it was executed.
 
-use super::symbols;
+use super::symbols::{self, Symbolizer};
 use super::wire::Phase;
 use super::{signal_name, Crash, ExecStatus, Execution, Limits, OptDone, Outcome, Run, Timing};
 
@@ -41,14 +41,28 @@ fn says_out_of_memory(stderr: &str) -> bool {
         .any(|m| stderr.contains(m))
 }
 
-fn crash_of(signal: i32, fault: u64, trace: &[u64]) -> Crash {
-    Crash { signal, fault_addr: fault, frames: symbols::llvm_frames(trace), stack: trace.to_vec() }
+fn crash_of(signal: i32, fault: u64, trace: &[u64], objects: &[&Symbolizer], stderr: &str) -> Crash {
+    Crash {
+        signal,
+        fault_addr: fault,
+        frames: symbols::llvm_frames(objects, trace),
+        assertion: (signal == libc::SIGABRT).then(|| failed_assertion(stderr)).flatten(),
+        stack: trace.to_vec(),
+    }
+}
+
+/// glibc's `opt: File.cpp:12: void f(): Assertion `x' failed.`, without the program name.
+fn failed_assertion(stderr: &str) -> Option<String> {
+    let line = stderr.lines().find(|l| l.contains(": Assertion `") && l.trim_end().ends_with("' failed."))?;
+    let text = line.split_once(": ").map_or(line, |(program, rest)| if program.contains(' ') { line } else { rest });
+    Some(text.trim().to_string())
 }
 
 fn describe_crash(crash: &Crash) -> String {
-    match crash.frames.first() {
-        Some(top) => format!("{} in {}", signal_name(crash.signal), top),
-        None => signal_name(crash.signal),
+    match (&crash.assertion, crash.frames.first()) {
+        (Some(assertion), _) => assertion.clone(),
+        (None, Some(top)) => format!("{} in {}", signal_name(crash.signal), top),
+        (None, None) => signal_name(crash.signal),
     }
 }
 
@@ -64,9 +78,11 @@ fn verifier_text(stderr: &str, fatal: &str) -> String {
     }
 }
 
+/// `objects`: the symbol tables of the process the child was forked from.
 pub(super) fn classify(
     e: Ending,
     limits: &Limits,
+    objects: &[&Symbolizer],
     stderr: String,
     stdout: String,
     total_millis: f64,
@@ -111,7 +127,7 @@ pub(super) fn classify(
         } else if let Some(message) = e.invalid_ir {
             (Outcome::InvalidIr, message.trim().lines().take(4).collect::<Vec<_>>().join(" | "))
         } else if let Some(RawCrash { signal, fault, trace, .. }) = &e.crash {
-            let crash = crash_of(*signal, *fault, trace);
+            let crash = crash_of(*signal, *fault, trace, objects, &stderr);
             let message = describe_crash(&crash);
             run.crash = Some(crash);
             (Outcome::Crash, message)
@@ -120,7 +136,8 @@ pub(super) fn classify(
             if signal == libc::SIGKILL {
                 (Outcome::Oom, "killed by SIGKILL (out of memory?)".to_string())
             } else {
-                run.crash = Some(Crash { signal, fault_addr: 0, frames: Vec::new(), stack: Vec::new() });
+                run.crash =
+                    Some(Crash { signal, fault_addr: 0, frames: Vec::new(), assertion: None, stack: Vec::new() });
                 (Outcome::Crash, signal_name(signal))
             }
         } else {
@@ -142,7 +159,7 @@ pub(super) fn classify(
         } else if let Some((Phase::Codegen, message)) = &e.fatal {
             ExecStatus::CodegenError(message.clone())
         } else if let Some(RawCrash { phase: Phase::Codegen, signal, fault, trace }) = &e.crash {
-            ExecStatus::CodegenError(describe_crash(&crash_of(*signal, *fault, trace)))
+            ExecStatus::CodegenError(describe_crash(&crash_of(*signal, *fault, trace, objects, &stderr)))
         } else if let Some(crash) = e.crash.as_ref().filter(|c| c.phase == Phase::Executing) {
             // The handler reports the program's own signal before the child dies of it.
             ExecStatus::Signal(crash.signal)
@@ -201,12 +218,35 @@ mod tests {
     }
 
     fn classify_with(e: Ending, stderr: &str) -> Run {
-        classify(e, &limits(), stderr.to_string(), "out\n".to_string(), 5.0, Some(2.0))
+        classify(e, &limits(), &[], stderr.to_string(), "out\n".to_string(), 5.0, Some(2.0))
     }
 
     fn outcome(e: Ending, stderr: &str) -> (Outcome, String) {
         let r = classify_with(e, stderr);
         (r.outcome, r.message.unwrap_or_default())
+    }
+
+    #[test]
+    fn a_failed_assertion_is_a_crash_named_by_its_text() {
+        let stderr = "opt: /src/llvm/lib/Transforms/Scalar/LICM.cpp:1234: bool llvm::f(): Assertion `L && \"no loop\"' failed.\n";
+        let e = Ending {
+            crash: crash(Phase::Optimizing, libc::SIGABRT),
+            wait_status: killed(libc::SIGABRT),
+            ..Default::default()
+        };
+        let run = classify_with(e, stderr);
+        assert_eq!(run.outcome, Outcome::Crash);
+        let text =
+            "/src/llvm/lib/Transforms/Scalar/LICM.cpp:1234: bool llvm::f(): Assertion `L && \"no loop\"' failed.";
+        assert_eq!(run.message.as_deref(), Some(text));
+        assert_eq!(run.crash.unwrap().assertion.as_deref(), Some(text));
+        // Another signal with the same words on stderr is not an assertion.
+        let e = Ending {
+            crash: crash(Phase::Optimizing, libc::SIGSEGV),
+            wait_status: killed(libc::SIGSEGV),
+            ..Default::default()
+        };
+        assert_eq!(classify_with(e, stderr).crash.unwrap().assertion, None);
     }
 
     #[test]

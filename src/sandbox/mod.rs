@@ -4,6 +4,7 @@
 //! The parent must stay single-threaded while forking (a lock held by another thread at
 //! fork time would deadlock the child): no progress-bar ticker threads, no thread pools.
 
+pub mod agent;
 mod batch;
 mod check;
 mod child;
@@ -197,6 +198,10 @@ pub struct Crash {
     pub fault_addr: u64,
     /// LLVM frames, innermost first, demangled without parameters: the crash signature.
     pub frames: Vec<String>,
+    /// The failed assertion, as the C library reported it (`File.cpp:12: void f():
+    /// Assertion `x' failed.`), for LLVM builds with assertions: the signature instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assertion: Option<String>,
     /// The raw stack, innermost first: the faulting PC, then return addresses (of this
     /// process, so not kept in reports).
     #[serde(skip)]

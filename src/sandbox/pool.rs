@@ -6,8 +6,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
+use super::agent::{Agent, AgentProgram, ExternalOpt};
 use super::child::{self, ChildIo};
 use super::classify::{self, Ending, RawCrash};
+use super::symbols::Symbolizer;
 use super::wire::{self, Decoder, Phase};
 use super::{ExecMode, JobSpec, Limits, Observer, OptDone, Run};
 use crate::llvm::IrModule;
@@ -61,9 +63,11 @@ pub struct Pool {
     /// Children run here, so passes that write files (`dot-cfg`) do not litter.
     scratch: tempfile::TempDir,
     observer: Option<Box<dyn Observer>>,
+    /// Children are forked by this agent inside an external `opt`, not by us.
+    agent: Option<Agent>,
 }
 
-fn memfd(name: &std::ffi::CStr) -> std::io::Result<File> {
+pub(super) fn memfd(name: &std::ffi::CStr) -> std::io::Result<File> {
     let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
@@ -79,7 +83,7 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-fn read_capped(file: &File, cap: usize) -> String {
+pub(super) fn read_capped(file: &File, cap: usize) -> String {
     let len = file.metadata().map(|m| m.len() as usize).unwrap_or(0).min(cap);
     let mut buf = vec![0u8; len];
     let n = file.read_at(&mut buf, 0).unwrap_or(0);
@@ -99,7 +103,37 @@ impl Pool {
             pending: Vec::new(),
             scratch: tempfile::Builder::new().prefix("ctos-scratch-").tempdir()?,
             observer: None,
+            agent: None,
         })
+    }
+
+    /// A pool whose children are forked inside `opt` (see [`Agent`]), on `program`.
+    pub fn external(
+        jobs: usize,
+        limits: Limits,
+        llvm_args: Vec<String>,
+        opt: &ExternalOpt,
+        program: &AgentProgram,
+    ) -> anyhow::Result<Pool> {
+        let mut pool = Pool::new(jobs, limits, llvm_args)?;
+        pool.agent = Some(Agent::start(opt, program, pool.scratch.path())?);
+        Ok(pool)
+    }
+
+    /// The same kind of pool on an empty module, for checking flags and pipelines: the
+    /// agent's module is fixed when it starts.
+    pub(super) fn on_empty_module(&self) -> anyhow::Result<Option<Pool>> {
+        let Some(agent) = &self.agent else { return Ok(None) };
+        let mut pool = Pool::new(self.jobs, self.limits, self.llvm_args.clone())?;
+        let empty = pool.scratch.path().join("empty.ll");
+        std::fs::write(&empty, "")?;
+        pool.agent = Some(agent.on_program(&empty, pool.scratch.path())?);
+        Ok(Some(pool))
+    }
+
+    /// The external `opt` this pool's children run in, if any.
+    pub fn external_opt(&self) -> Option<&ExternalOpt> {
+        self.agent.as_ref().map(|a| a.opt())
     }
 
     /// Watch jobs that ask for it (`JobSpec::observe`) with `observer`.
@@ -139,6 +173,15 @@ impl Pool {
             _ => None,
         };
         let started = Instant::now();
+        if let Some(agent) = &self.agent {
+            if job.observe && self.observer.is_some() {
+                return Err(std::io::Error::other("coverage inside an external opt is not built yet"));
+            }
+            let args: Vec<String> = self.llvm_args.iter().chain(&job.llvm_args).cloned().collect();
+            let fds = [msg_w.as_raw_fd(), cmd_r.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
+            let pid = agent.fork_child(job, &args, &self.limits, fds)?;
+            return self.watch(id, pid, msg_r, msg_w, cmd_r, cmd_w, stdout, stderr, job, started, None);
+        }
         match unsafe { libc::fork() } {
             -1 => Err(std::io::Error::last_os_error()),
             0 => {
@@ -154,35 +197,65 @@ impl Pool {
                 };
                 child::run(module, job, &self.llvm_args, &io, &self.limits)
             }
-            pid => {
-                drop(msg_w);
-                drop(cmd_r);
-                let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-                if pidfd < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                unsafe { libc::fcntl(msg_r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
-                self.children.push(Child {
-                    id,
-                    pid,
-                    pidfd: unsafe { OwnedFd::from_raw_fd(pidfd) },
-                    msg: msg_r,
-                    cmd: Some(cmd_w),
-                    stdout,
-                    stderr,
-                    decoder: Decoder::default(),
-                    exec_mode: job.exec,
-                    started,
-                    exec_started: None,
-                    running_since: None,
-                    awaiting_decision: false,
-                    exited: false,
-                    ending: Ending::default(),
-                    observer_slot,
-                });
-                Ok(id)
-            }
+            pid => self.watch(id, pid, msg_r, msg_w, cmd_r, cmd_w, stdout, stderr, job, started, observer_slot),
         }
+    }
+
+    /// Keep the parent's ends of a child just forked (here or by the agent) and watch it.
+    #[allow(clippy::too_many_arguments)]
+    fn watch(
+        &mut self,
+        id: JobId,
+        pid: libc::pid_t,
+        msg_r: OwnedFd,
+        msg_w: OwnedFd,
+        cmd_r: OwnedFd,
+        cmd_w: OwnedFd,
+        stdout: File,
+        stderr: File,
+        job: &JobSpec,
+        started: Instant,
+        observer_slot: Option<usize>,
+    ) -> std::io::Result<JobId> {
+        // The child's ends: without closing ours, its death would not end the pipe.
+        drop(msg_w);
+        drop(cmd_r);
+        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+        if pidfd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        unsafe { libc::fcntl(msg_r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+        self.children.push(Child {
+            id,
+            pid,
+            pidfd: unsafe { OwnedFd::from_raw_fd(pidfd) },
+            msg: msg_r,
+            cmd: Some(cmd_w),
+            stdout,
+            stderr,
+            decoder: Decoder::default(),
+            exec_mode: job.exec,
+            started,
+            exec_started: None,
+            running_since: None,
+            awaiting_decision: false,
+            exited: false,
+            ending: Ending::default(),
+            observer_slot,
+        });
+        Ok(id)
+    }
+
+    /// Collect the wait status of a child that ended: ours, or the agent's.
+    fn reap(&self, pid: libc::pid_t) -> i32 {
+        let mut status = 0;
+        match &self.agent {
+            Some(agent) => status = agent.wait(pid).unwrap_or(libc::SIGKILL),
+            None => unsafe {
+                libc::waitpid(pid, &mut status, 0);
+            },
+        }
+        status
     }
 
     /// Run one job to its end (the pool must be idle).
@@ -283,9 +356,8 @@ impl Pool {
             if pid_ev != 0 {
                 // Read what the child wrote before it died, then collect its status.
                 self.drain(i);
+                let status = self.reap(self.children[i].pid);
                 let child = &mut self.children[i];
-                let mut status = 0;
-                unsafe { libc::waitpid(child.pid, &mut status, 0) };
                 child.ending.wait_status = Some(status);
                 child.exited = true;
             }
@@ -345,6 +417,9 @@ impl Pool {
                 ending.element = payload.get(..4).map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize);
             }
             wire::FOCUS => ending.focus_class = Some(text()),
+            wire::ARGS_REJECTED => {
+                ending.fatal = Some((ending.phase, super::check::LLVM_ARGS_REJECTED.to_string()));
+            }
             _ => {}
         }
     }
@@ -355,7 +430,12 @@ impl Pool {
         let exec_millis = child.exec_started.map(|s| s.elapsed().as_secs_f64() * 1e3);
         let codegen_millis = child.exec_started.zip(child.running_since).map(|(a, b)| (b - a).as_secs_f64() * 1e3);
         let total_millis = child.started.elapsed().as_secs_f64() * 1e3;
-        let mut run = classify::classify(child.ending, &self.limits, stderr, stdout, total_millis, exec_millis);
+        let objects = match &self.agent {
+            Some(agent) => agent.symbolizers(),
+            None => vec![Symbolizer::this_process()],
+        };
+        let mut run =
+            classify::classify(child.ending, &self.limits, &objects, stderr, stdout, total_millis, exec_millis);
         if let Some(e) = run.execution.as_mut() {
             e.codegen_millis = codegen_millis.unwrap_or(e.millis);
         }
@@ -369,10 +449,8 @@ impl Pool {
 impl Drop for Pool {
     fn drop(&mut self) {
         for child in &self.children {
-            unsafe {
-                libc::kill(child.pid, libc::SIGKILL);
-                libc::waitpid(child.pid, std::ptr::null_mut(), 0);
-            }
+            unsafe { libc::kill(child.pid, libc::SIGKILL) };
+            self.reap(child.pid);
         }
     }
 }

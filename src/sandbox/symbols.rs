@@ -1,7 +1,10 @@
-//! Names for code addresses of this process, from the executable's own `.symtab`.
+//! Names for code addresses, from an ELF file's `.symtab` (else `.dynsym`).
 //!
-//! LLVM is linked statically, so its local and hidden functions are in `.symtab` too
-//! (Debian ships no debug info for it). Crash signatures and coverage both use this.
+//! In-process, LLVM is linked statically, so its local and hidden functions are in this
+//! executable's `.symtab` too (Debian ships no debug info for it). An external `opt` runs
+//! the agent: its crash stacks are looked up in the objects it has loaded (`opt`,
+//! `libLLVM.so`), whose tables may hold only exported functions. Crash signatures and
+//! coverage both use this.
 
 use std::sync::OnceLock;
 
@@ -22,16 +25,21 @@ impl Symbolizer {
     }
 
     fn load() -> Option<Symbolizer> {
-        let data = std::fs::read("/proc/self/exe").ok()?;
+        Symbolizer::of_file(std::path::Path::new("/proc/self/exe"), load_bias())
+    }
+
+    /// The functions of the ELF file at `path`, loaded at `bias`: its `.symtab`, or its
+    /// `.dynsym` when it has none (a stripped `libLLVM.so`).
+    pub fn of_file(path: &std::path::Path, bias: u64) -> Option<Symbolizer> {
+        let data = std::fs::read(path).ok()?;
         let file = object::File::parse(&*data).ok()?;
-        let mut functions: Vec<(u64, u64, String)> = file
-            .symbols()
-            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
-            .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
-            .collect();
+        let mut functions = functions_of(file.symbols());
+        if functions.is_empty() {
+            functions = functions_of(file.dynamic_symbols());
+        }
         functions.sort_by_key(|f| f.0);
         functions.dedup_by_key(|f| f.0);
-        Some(Symbolizer { bias: load_bias(), functions })
+        Some(Symbolizer { bias, functions })
     }
 
     pub fn functions(&self) -> &[(u64, u64, String)] {
@@ -45,6 +53,13 @@ impl Symbolizer {
         let (start, size, name) = &self.functions[i];
         (link < start + size.max(&1)).then_some(name.as_str())
     }
+}
+
+fn functions_of<'a>(symbols: impl Iterator<Item = impl ObjectSymbol<'a>>) -> Vec<(u64, u64, String)> {
+    symbols
+        .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+        .collect()
 }
 
 /// The executable's load bias, from the dynamic loader's list (the executable comes first).
@@ -79,12 +94,15 @@ pub fn is_rust(mangled: &str) -> bool {
 /// The LLVM functions of a crash trace, innermost first, demangled. The first address is
 /// the faulting PC; the others are return addresses, looked up one byte earlier so that a
 /// call at the very end of a function is attributed to it.
-pub fn llvm_frames(trace: &[u64]) -> Vec<String> {
-    let symbols = Symbolizer::this_process();
+/// `objects` are the symbol tables of the crashed process.
+pub fn llvm_frames(objects: &[&Symbolizer], trace: &[u64]) -> Vec<String> {
     trace
         .iter()
         .enumerate()
-        .filter_map(|(i, &addr)| symbols.mangled(if i == 0 { addr } else { addr.saturating_sub(1) }))
+        .filter_map(|(i, &addr)| {
+            let addr = if i == 0 { addr } else { addr.saturating_sub(1) };
+            objects.iter().find_map(|o| o.mangled(addr))
+        })
         .filter(|name| !is_rust(name) && name.starts_with("_Z"))
         .map(demangle)
         .fold(Vec::new(), |mut frames, name| {

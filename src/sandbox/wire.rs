@@ -49,6 +49,8 @@ pub const EXEC_ERROR: u8 = 9;
 pub const ELEMENT: u8 = 10;
 /// The focus pass first ran: its class name.
 pub const FOCUS: u8 = 11;
+/// LLVM's command-line parser refused the job's flags (its words are on stderr).
+pub const ARGS_REJECTED: u8 = 12;
 
 /// Write one message; short writes are retried, errors ignored (the parent may be gone).
 pub fn send_raw(fd: RawFd, tag: u8, payload: &[u8]) {

@@ -236,7 +236,7 @@ pub fn main(args: FuzzArgs, matches: &ArgMatches) -> Result<ExitCode> {
         }
     };
     if args.json {
-        output::begin("ctos fuzz", Some(fuzz::stored_config(&dir)?.seed))?;
+        output::begin("ctos fuzz", Some(fuzz::stored_config(&dir)?.seed), None)?;
     }
     fuzz::print_report(&dir, args.json)?;
     Ok(ExitCode::SUCCESS)

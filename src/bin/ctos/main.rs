@@ -89,7 +89,7 @@ fn main() -> ExitCode {
 
 fn report(dir: &std::path::Path, json: bool, tool: &str) -> anyhow::Result<ExitCode> {
     if json {
-        ctos::output::begin(tool, None)?;
+        ctos::output::begin(tool, None, None)?;
     }
     ctos::fuzz::print_report(dir, json)?;
     Ok(ExitCode::SUCCESS)

@@ -32,7 +32,7 @@ pub fn main(args: PassesArgs) -> Result<ExitCode> {
         None => catalog.entries().iter().filter(|e| e.kind == Kind::Pass).map(|e| e.name.clone()).collect(),
     };
     if args.json {
-        output::begin("ctos passes", None)?;
+        output::begin("ctos passes", None, None)?;
     }
     for name in &names {
         let base = ctos::seq::parse::split_last_params(name).0;

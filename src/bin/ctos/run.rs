@@ -4,10 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
-use ctos::cli::{load_input, InputArgs, LimitArgs};
+use ctos::cli::{InputArgs, LimitArgs};
 use ctos::coverage::{Coverage, Granularity, Summary};
 use ctos::llvm::VerifyEach;
 use ctos::output as json;
+use ctos::program::Subject;
 use ctos::sandbox::{run_batch, signal_name, BatchItem, ExecMode, ExecStatus, Execution, JobSpec, Run};
 use ctos::seq::{pipeline_lines, Catalog, Nesting, RenderOptions, Sequence};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -147,7 +148,12 @@ fn read_pipelines(args: &RunArgs) -> Result<Vec<(String, String)>> {
 
 pub fn main(args: RunArgs) -> Result<ExitCode> {
     let started = std::time::Instant::now();
-    let catalog = Catalog::for_llvm(ctos::llvm::version().0)?;
+    let spec = args.input.spec()?;
+    // The passes of the LLVM that runs them; until catalogs are read from any opt, the
+    // linked LLVM's for versions we ship none of.
+    let linked = ctos::llvm::version().0;
+    let catalog =
+        Catalog::for_llvm(spec.opt.as_ref().map_or(linked, |o| o.major())).or_else(|_| Catalog::for_llvm(linked))?;
     let options = RenderOptions { nesting: args.nesting, verify_fixpoint: args.verify_fixpoint };
     let texts = read_pipelines(&args)?;
     let mut pipelines = Vec::with_capacity(texts.len());
@@ -155,7 +161,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         let seq = Sequence::parse_with(text, &catalog, &options).with_context(|| origin.clone())?;
         pipelines.push(ctos::seq::render_with(&seq, &catalog, &options)?);
     }
-    let mut input = load_input(&args.input, &args.limits)?;
+    let mut input = Subject::load(&spec, args.limits.jobs(), args.limits.limits())?;
     if args.exec && !input.module.has_main() {
         bail!(
             "--exec needs a main function: {} defines none (give one with --driver FILE.ll)",
@@ -169,7 +175,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
 
     let reference = if args.exec { Some(reference(&mut input)?) } else { None };
     if args.json {
-        json::begin("ctos run", None)?;
+        json::begin("ctos run", None, input.pool.external_opt())?;
         if let Some(r) = &reference {
             json::emit(
                 "reference",

@@ -98,7 +98,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
     }
     let summaries: Vec<_> = strategies.iter().map(|&s| summarize(s, &results)).collect();
     if args.json {
-        output::begin("locseq eval", None)?;
+        output::begin("locseq eval", None, None)?;
         for result in &results {
             output::emit("bug", result)?;
         }

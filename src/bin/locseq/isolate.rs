@@ -3,7 +3,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
+use anyhow::{bail, Context as _, Result};
 use ctos::cli::{bounded, load_input, InputArgs, LimitArgs};
 use ctos::coverage::Granularity;
 use ctos::localize::evidence::FailingEvidence;
@@ -120,6 +120,9 @@ fn read_sequence(path: &Path, catalog: &Catalog) -> Result<Sequence> {
 }
 
 pub fn main(args: IsolateArgs) -> Result<ExitCode> {
+    if args.input.opt.is_some() {
+        bail!("--opt: localizing inside an external opt needs coverage recorded there, which ctos cannot do yet (`ctos run --opt` works)");
+    }
     let catalog = Catalog::for_llvm(ctos::llvm::version().0)?;
     let buggy = read_sequence(&args.seq_file, &catalog)?;
     let mut opts = args.search.options()?;
@@ -137,7 +140,7 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
         print_report(&isolation, args.top)?;
         return Ok(ExitCode::SUCCESS);
     }
-    output::begin("locseq isolate", Some(args.seed))?;
+    output::begin("locseq isolate", Some(args.seed), None)?;
     for file in &isolation.ranking {
         output::emit("file", file)?;
     }

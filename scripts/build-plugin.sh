@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Build ctos's agent (llvm-plugin/agent.cpp) for an external LLVM, against that LLVM's own
+# headers and C++ library, so that `--opt PATH` can load it into that LLVM's `opt`.
+#
+#   scripts/build-plugin.sh [LLVM_CONFIG]     # default: llvm-config-22
+#
+# Prints the path of the built ctos-agent.so. ctos runs this same script (embedded in the
+# binary) when `--opt` names an LLVM it has no agent for yet; it then sets
+#   CTOS_AGENT_SRC  a folder holding llvm-plugin/agent.cpp and src/llvm/pipeline.h
+#   CTOS_AGENT_OUT  the folder to build into
+set -euo pipefail
+
+llvm_config=${1:-llvm-config-22}
+command -v "$llvm_config" >/dev/null || [ -x "$llvm_config" ] || {
+  echo "build-plugin: $llvm_config not found (give the llvm-config of the LLVM to build for)" >&2
+  exit 2
+}
+root=$(cd "$(dirname "$0")/.." && pwd)
+src=${CTOS_AGENT_SRC:-$root}
+version=$("$llvm_config" --version)
+bindir=$("$llvm_config" --bindir)
+libdir=$("$llvm_config" --libdir)
+includedir=$("$llvm_config" --includedir)
+
+# A plugin must use the C++ library its LLVM was built with: libc++ builds (like the PyPI
+# wheels) crash or fail to load a libstdc++ plugin. Their opt or libLLVM names libc++.so.
+stdlib=libstdc++
+for f in "$bindir/opt" "$libdir"/libLLVM*.so*; do
+  if [ -f "$f" ] && grep -qa 'libc++\.so' "$f"; then
+    stdlib=libc++
+    break
+  fi
+done
+
+out=${CTOS_AGENT_OUT:-$root/llvm-plugin/build/$version-$stdlib}
+mkdir -p "$out"
+
+# A clang++ that knows this LLVM's headers: its own, else Debian's newest.
+cxx=""
+for c in "$bindir/clang++" clang++-22 clang++-21 clang++-20 clang++-19 clang++; do
+  if command -v "$c" >/dev/null 2>&1; then
+    cxx=$c
+    break
+  fi
+done
+[ -n "$cxx" ] || { echo "build-plugin: no clang++ found (apt install clang-22)" >&2; exit 2; }
+
+flags=(-shared -fPIC -O2 -std=c++17 -fno-rtti -fno-exceptions -w
+  -D__STDC_CONSTANT_MACROS -D__STDC_FORMAT_MACROS -D__STDC_LIMIT_MACROS -I"$includedir")
+if [ "$stdlib" = libc++ ]; then
+  flags+=(-stdlib=libc++)
+fi
+"$cxx" "${flags[@]}" "$src/llvm-plugin/agent.cpp" -o "$out/ctos-agent.so.tmp"
+mv "$out/ctos-agent.so.tmp" "$out/ctos-agent.so"
+echo "$out/ctos-agent.so"

@@ -1,0 +1,184 @@
+// The pass-running code shared by the in-process engine (src/llvm/shim.cpp) and the agent
+// inside an external opt (llvm-plugin/agent.cpp): one way to run a pipeline, whichever
+// LLVM runs it.
+//
+// LLVM's verify-each (opt -verify-each, LLVMRunPasses' VerifyEach) verifies after every
+// pass, also after the many passes of a long random sequence that change nothing. On
+// csmith programs that re-verification of unchanged IR is most of the optimizer's time.
+// So this is LLVMRunPasses' set-up with one more after-pass callback: verify the IR unit
+// when the pass reports a change (its PreservedAnalyses are not "all"). A pass that changes
+// IR while claiming to preserve everything is itself a bug; the final verification still
+// sees its result.
+//
+// The same callbacks watch the pipeline for localization: they report each top-level
+// element as it starts (so a crash names the pass it happened in) and open a gate while
+// one chosen pass runs (so coverage can be recorded for that pass alone).
+
+#ifndef CTOS_PIPELINE_H
+#define CTOS_PIPELINE_H
+
+#include "llvm/Analysis/CGSCCPassManager.h"
+#include "llvm/Analysis/LazyCallGraph.h"
+#include "llvm/Analysis/LoopAnalysisManager.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/PassInstrumentation.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/StandardInstrumentations.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace llvm;
+
+namespace {
+
+enum VerifyMode { VerifyNone = 0, VerifyChanged = 1, VerifyEvery = 2 };
+
+// The IR unit a pass ran on, as the instrumentation hands it over.
+const Function *functionOf(Any IR) {
+  if (const auto *F = llvm::any_cast<const Function *>(&IR))
+    return *F;
+  if (const auto *L = llvm::any_cast<const Loop *>(&IR))
+    return (*L)->getHeader()->getParent();
+  return nullptr;
+}
+
+const Module *moduleOf(Any IR) {
+  if (const auto *M = llvm::any_cast<const Module *>(&IR))
+    return *M;
+  if (const auto *C = llvm::any_cast<const LazyCallGraph::SCC *>(&IR))
+    return (*C)->begin()->getFunction().getParent();
+  return nullptr;
+}
+
+void verifyAfterChangingPasses(PassInstrumentationCallbacks &PIC) {
+  PIC.registerAfterPassCallback([](StringRef P, Any IR, const PreservedAnalyses &PA) {
+    // Adaptors and managers report after the passes inside them, verified already.
+    if (PA.areAllPreserved() ||
+        isSpecialPass(P, {"PassManager", "PassAdaptor", "AnalysisManagerProxy", "DevirtSCCRepeatedPass",
+                          "ModuleInlinerWrapperPass", "VerifierPass", "PrintModulePass"}))
+      return;
+    if (const Function *F = functionOf(IR)) {
+      if (verifyFunction(*F, &errs()))
+        report_fatal_error(formatv("Broken function found after pass \"{0}\", compilation aborted!", P));
+    } else if (const Module *M = moduleOf(IR)) {
+      if (verifyModule(*M, &errs()))
+        report_fatal_error(formatv("Broken module found after pass \"{0}\", compilation aborted!", P));
+    }
+  });
+}
+
+bool isContainer(StringRef P) {
+  return isSpecialPass(P, {"PassManager", "PassAdaptor", "AnalysisManagerProxy", "DevirtSCCRepeatedPass",
+                           "ModuleInlinerWrapperPass", "RepeatedPass"});
+}
+
+} // namespace
+
+// Mirrored by PassWatch in src/llvm/module.rs.
+struct CtosPassWatch {
+  // Called as top-level element `index` (0-based) of the pipeline starts.
+  void (*top_level)(int index);
+  // Called once, with LLVM's class name of the focus pass, when the gate first opens.
+  void (*focus_opened)(const char *name, size_t len);
+  // Pipeline name of the pass (`slp-vectorizer`) whose runs open the gate; null: no gate.
+  const char *focus;
+  // Only inside this top-level element; -1: wherever the pass runs.
+  int focus_element;
+  // 1 while a run of the focus pass is on the stack, else 0.
+  int *gate;
+};
+
+namespace {
+
+void watchPasses(PassInstrumentationCallbacks &PIC, const CtosPassWatch &W) {
+  struct State {
+    int depth = 0;
+    int element = -1;
+    int gateDepth = -1;
+    bool reported = false;
+  };
+  auto S = std::make_shared<State>();
+  PassInstrumentationCallbacks *Callbacks = &PIC;
+  PIC.registerBeforeNonSkippedPassCallback([S, W, Callbacks](StringRef P, Any) {
+    if (S->depth == 0) {
+      ++S->element;
+      if (W.top_level)
+        W.top_level(S->element);
+    }
+    if (W.focus && S->gateDepth < 0 && (W.focus_element < 0 || W.focus_element == S->element) &&
+        !isContainer(P)) {
+      StringRef Name = Callbacks->getPassNameForClassName(P);
+      if ((Name.empty() ? P : Name) == W.focus) {
+        S->gateDepth = S->depth;
+        *W.gate = 1;
+        if (!S->reported && W.focus_opened) {
+          S->reported = true;
+          W.focus_opened(P.data(), P.size());
+        }
+      }
+    }
+    ++S->depth;
+  });
+  auto after = [S, W]() {
+    --S->depth;
+    if (S->depth == S->gateDepth) {
+      S->gateDepth = -1;
+      *W.gate = 0;
+    }
+  };
+  PIC.registerAfterPassCallback([after](StringRef, Any, const PreservedAnalyses &) { after(); });
+  PIC.registerAfterPassInvalidatedCallback([after](StringRef, const PreservedAnalyses &) { after(); });
+}
+
+} // namespace
+
+namespace {
+
+// What opt uses, so that `default<O3>` here and there is one pipeline.
+PipelineTuningOptions optTuning() {
+  PipelineTuningOptions PTO;
+  PTO.LoopInterleaving = true;
+  PTO.LoopVectorization = true;
+  PTO.SLPVectorization = true;
+  PTO.LoopUnrolling = true;
+  return PTO;
+}
+
+// Run `Passes` on `Mod`: an error only when LLVM rejects the text; whatever the passes do
+// wrong ends the process (the caller is a sandboxed child).
+Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int Verify, const CtosPassWatch *Watch) {
+  PassInstrumentationCallbacks PIC;
+  PassBuilder PB(Machine, optTuning(), std::nullopt, &PIC);
+  LoopAnalysisManager LAM;
+  FunctionAnalysisManager FAM;
+  CGSCCAnalysisManager CGAM;
+  ModuleAnalysisManager MAM;
+  PB.registerLoopAnalyses(LAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerModuleAnalyses(MAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+
+  // First, so that its after-pass callback closes the gate before any verification runs:
+  // the verifier is the oracle's code, not the pass's.
+  if (Watch)
+    watchPasses(PIC, *Watch);
+  StandardInstrumentations SI(Mod.getContext(), /*DebugLogging=*/false, Verify == VerifyEvery);
+  SI.registerCallbacks(PIC, &MAM);
+  if (Verify == VerifyChanged)
+    verifyAfterChangingPasses(PIC);
+
+  ModulePassManager MPM;
+  if (auto Err = PB.parsePassPipeline(MPM, Passes))
+    return Err;
+  MPM.run(Mod, MAM);
+  return Error::success();
+}
+
+} // namespace
+
+#endif

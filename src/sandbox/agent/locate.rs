@@ -1,0 +1,136 @@
+//! Finding an external `opt`'s LLVM and the agent built for it: from the cache, else
+//! built once with `scripts/build-plugin.sh` (embedded here) against that LLVM's headers.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context as _, Result};
+
+const AGENT_SOURCE: &str = include_str!("../../../llvm-plugin/agent.cpp");
+const PIPELINE_SOURCE: &str = include_str!("../../llvm/pipeline.h");
+const BUILD_SCRIPT: &str = include_str!("../../../scripts/build-plugin.sh");
+
+/// An `opt` the user named, with the agent that loads into it.
+#[derive(Debug, Clone)]
+pub struct ExternalOpt {
+    /// Canonical path (symbolic links such as `/usr/bin/opt-22` resolved).
+    pub opt: PathBuf,
+    /// `opt --version`'s `X.Y.Z`.
+    pub version: String,
+    /// The agent's shared object.
+    pub agent: PathBuf,
+}
+
+impl ExternalOpt {
+    /// `opt` at `path`, with its agent: `CTOS_AGENT` if set, else the one built for this
+    /// LLVM in the cache (built now if missing, which takes a few seconds).
+    pub fn locate(path: &Path) -> Result<ExternalOpt> {
+        let opt = std::fs::canonicalize(path).with_context(|| format!("--opt {}: no such file", path.display()))?;
+        let version = opt_version(&opt)?;
+        let agent = match std::env::var_os("CTOS_AGENT") {
+            Some(agent) => PathBuf::from(agent),
+            None => cached_agent(&opt, &version)?,
+        };
+        Ok(ExternalOpt { opt, version, agent })
+    }
+
+    pub fn major(&self) -> u32 {
+        self.version.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0)
+    }
+
+    /// The folder `opt` is in (where its `clang`, `llvm-config` and `lli` would be).
+    pub fn bin_dir(&self) -> &Path {
+        self.opt.parent().unwrap_or(Path::new("/"))
+    }
+
+    /// A clang whose IR this opt reads: its own, else the linked LLVM's when this LLVM is
+    /// as new or newer (IR is read forward, not backward), else Debian's of its version.
+    pub fn clang(&self) -> Result<PathBuf> {
+        let own = self.bin_dir().join("clang");
+        if own.is_file() {
+            return Ok(own);
+        }
+        if self.major() >= crate::llvm::version().0 {
+            return Ok(crate::llvm::clang_for_this_llvm());
+        }
+        let debian = PathBuf::from(format!("/usr/lib/llvm-{}/bin/clang", self.major()));
+        if debian.is_file() {
+            return Ok(debian);
+        }
+        bail!(
+            "--opt {}: no clang for LLVM {} to compile C with (give one with --clang PATH)",
+            self.opt.display(),
+            self.major()
+        )
+    }
+}
+
+fn opt_version(opt: &Path) -> Result<String> {
+    let out = Command::new(opt)
+        .arg("--version")
+        .output()
+        .with_context(|| format!("--opt {}: cannot run it", opt.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let version = text
+        .lines()
+        .find_map(|l| l.split_once("LLVM version ").map(|(_, v)| v))
+        .and_then(|v| v.split_whitespace().next())
+        .map(str::to_string);
+    match version {
+        Some(v) if out.status.success() => Ok(v),
+        _ => bail!("--opt {}: not an LLVM opt (`--version` names no LLVM version)", opt.display()),
+    }
+}
+
+/// `$XDG_CACHE_HOME/ctos/agents`, else `~/.cache/ctos/agents`.
+fn cache_root() -> Result<PathBuf> {
+    let base = match (std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME")) {
+        (Some(x), _) if !x.is_empty() => PathBuf::from(x),
+        (_, Some(h)) => PathBuf::from(h).join(".cache"),
+        _ => bail!("neither XDG_CACHE_HOME nor HOME is set: cannot place the agent's cache"),
+    };
+    Ok(base.join("ctos").join("agents"))
+}
+
+/// One agent per LLVM build and agent source: a rebuilt trunk at the same version has
+/// another `llvm-config` path or is rebuilt by removing the cache folder.
+fn cached_agent(opt: &Path, version: &str) -> Result<PathBuf> {
+    let llvm_config = opt.with_file_name("llvm-config");
+    if !llvm_config.is_file() {
+        bail!(
+            "--opt {}: no llvm-config beside it to build the agent with; build it with \
+             scripts/build-plugin.sh LLVM_CONFIG and set CTOS_AGENT to the ctos-agent.so it prints",
+            opt.display()
+        );
+    }
+    let key = xxhash_rust::xxh3::xxh3_64(
+        [llvm_config.as_os_str().as_encoded_bytes(), AGENT_SOURCE.as_bytes(), PIPELINE_SOURCE.as_bytes()]
+            .concat()
+            .as_slice(),
+    );
+    let dir = cache_root()?.join(format!("{version}-{key:016x}"));
+    let agent = dir.join("ctos-agent.so");
+    if agent.is_file() {
+        return Ok(agent);
+    }
+    let src = dir.join("src");
+    std::fs::create_dir_all(src.join("llvm-plugin"))?;
+    std::fs::create_dir_all(src.join("src/llvm"))?;
+    std::fs::write(src.join("llvm-plugin/agent.cpp"), AGENT_SOURCE)?;
+    std::fs::write(src.join("src/llvm/pipeline.h"), PIPELINE_SOURCE)?;
+    std::fs::write(dir.join("build-plugin.sh"), BUILD_SCRIPT)?;
+    eprintln!("ctos: building the agent for LLVM {version} (once) in {}", dir.display());
+    let out = Command::new("bash")
+        .arg(dir.join("build-plugin.sh"))
+        .arg(&llvm_config)
+        .env("CTOS_AGENT_SRC", &src)
+        .env("CTOS_AGENT_OUT", &dir)
+        .output()
+        .context("cannot run bash to build the agent")?;
+    if !out.status.success() || !agent.is_file() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).take(3).collect();
+        bail!("building the agent for LLVM {version} failed: {}", last.join(" | "));
+    }
+    Ok(agent)
+}

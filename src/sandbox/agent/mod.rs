@@ -1,0 +1,304 @@
+//! The agent backend: children forked inside an external `opt` (`--opt PATH`), so that any
+//! LLVM build — trunk, assertions on — is tested with the engine's speed and isolation.
+//!
+//! `opt` loads `llvm-plugin/agent.cpp` with `-load-pass-plugin`, parses the program once
+//! and becomes a fork server on a socket. For each job the pool sends the pipeline and the
+//! four descriptors a child reports on (message pipe, command pipe, stdout, stderr); the
+//! agent forks, its child speaks the in-process child's wire format, and the pool treats
+//! it like one of its own: same deadlines, same classification. Only the wait status has
+//! to come from the agent, the child's real parent.
+
+mod locate;
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::IoSlice;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+
+use anyhow::{bail, Context as _, Result};
+use nix::sys::socket::{self, AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType};
+
+use super::symbols::Symbolizer;
+use super::{ExecMode, JobSpec, Limits};
+use crate::llvm::VerifyEach;
+
+pub use locate::ExternalOpt;
+
+/// The program an agent serves, and how its target is configured.
+#[derive(Debug, Clone, Default)]
+pub struct AgentProgram {
+    /// What `opt` parses: IR text or bitcode that this LLVM reads.
+    pub ir: PathBuf,
+    /// Linked in before `main` runs (IR this LLVM reads).
+    pub driver: Option<PathBuf>,
+    /// `-mtriple=`, given to `opt` itself.
+    pub triple: Option<String>,
+    /// As in [`crate::llvm::TargetSpec`]: empty is generic, `native` this host.
+    pub cpu: String,
+    pub features: String,
+}
+
+/// One running `opt` with the agent in it.
+pub struct Agent {
+    opt: ExternalOpt,
+    program: AgentProgram,
+    process: Child,
+    control: OwnedFd,
+    /// What `opt` printed itself (not its children): why it failed to start, if it did.
+    stderr: File,
+    /// Objects `opt` has loaded: load bias and path.
+    objects: Vec<(u64, PathBuf)>,
+    symbols: OnceLock<Vec<Symbolizer>>,
+}
+
+const MAX_REPLY: usize = 1 << 20;
+
+impl Agent {
+    /// Start `opt` on `program` with the agent in it, in folder `cwd`.
+    pub fn start(opt: &ExternalOpt, program: &AgentProgram, cwd: &Path) -> Result<Agent> {
+        // opt runs in `cwd`: the user's relative paths would not name the files there.
+        let ir = std::path::absolute(&program.ir)?;
+        let driver = program.driver.as_deref().map(std::path::absolute).transpose()?;
+        let (ours, theirs) = socket::socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
+            .context("cannot make a socket for the agent")?;
+        let stderr = super::pool::memfd(c"ctos-agent-stderr")?;
+        let mut command = Command::new(&opt.opt);
+        let mut plugin = OsString::from("-load-pass-plugin=");
+        plugin.push(&opt.agent);
+        command.arg(plugin).arg("-passes=ctos-agent").arg("-disable-output");
+        if let Some(triple) = &program.triple {
+            command.arg(format!("-mtriple={triple}"));
+        }
+        command
+            .arg(&ir)
+            .env("CTOS_AGENT_FD", "3")
+            .env("CTOS_AGENT_CPU", &program.cpu)
+            .env("CTOS_AGENT_FEATURES", &program.features)
+            .env("CTOS_AGENT_DRIVER", driver.as_deref().unwrap_or(Path::new("")))
+            .current_dir(cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(stderr.try_clone()?));
+        let fd = theirs.as_raw_fd();
+        // Safety: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::dup2(fd, 3) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let process = command.spawn().with_context(|| format!("cannot run {}", opt.opt.display()))?;
+        drop(theirs);
+        let mut agent = Agent {
+            opt: opt.clone(),
+            program: program.clone(),
+            process,
+            control: ours,
+            stderr,
+            objects: Vec::new(),
+            symbols: OnceLock::new(),
+        };
+        let hello = agent.receive().ok().filter(|h| h.first() == Some(&b'H'));
+        let Some(hello) = hello else {
+            bail!("{} did not start the agent: {}", opt.opt.display(), agent.last_words());
+        };
+        let text = String::from_utf8_lossy(&hello[1..]).into_owned();
+        let mut lines = text.lines();
+        let _version = lines.next();
+        if let Some(problem) = lines.next().filter(|p| !p.is_empty()) {
+            bail!("the agent in {} cannot run {}: {problem}", opt.opt.display(), program.ir.display());
+        }
+        agent.objects = lines
+            .filter_map(|l| l.split_once(' '))
+            .filter(|(_, path)| path.starts_with('/'))
+            .filter_map(|(bias, path)| Some((bias.parse().ok()?, PathBuf::from(path))))
+            .collect();
+        Ok(agent)
+    }
+
+    /// The same `opt` and settings on another program (checking pipelines on an empty one).
+    pub fn on_program(&self, ir: &Path, cwd: &Path) -> Result<Agent> {
+        let program = AgentProgram { ir: ir.to_path_buf(), driver: None, ..self.program.clone() };
+        Agent::start(&self.opt, &program, cwd)
+    }
+
+    pub fn opt(&self) -> &ExternalOpt {
+        &self.opt
+    }
+
+    /// The last lines `opt` itself printed.
+    fn last_words(&mut self) -> String {
+        let _ = self.process.try_wait();
+        let text = super::pool::read_capped(&self.stderr, 64 * 1024);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        match lines.len() {
+            0 => "it exited without a word".to_string(),
+            n => lines[n.saturating_sub(3)..].join(" | "),
+        }
+    }
+
+    fn receive(&self) -> std::io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; MAX_REPLY];
+        loop {
+            match socket::recv(self.control.as_raw_fd(), &mut buf, MsgFlags::empty()) {
+                Ok(0) => return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the agent is gone")),
+                Ok(n) => {
+                    buf.truncate(n);
+                    return Ok(buf);
+                }
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    fn request(&self, payload: &[u8], fds: &[RawFd]) -> std::io::Result<Vec<u8>> {
+        let iov = [IoSlice::new(payload)];
+        let rights = [ControlMessage::ScmRights(fds)];
+        let cmsgs: &[ControlMessage] = if fds.is_empty() { &[] } else { &rights };
+        socket::sendmsg::<()>(self.control.as_raw_fd(), &iov, cmsgs, MsgFlags::MSG_NOSIGNAL, None)?;
+        self.receive()
+    }
+
+    /// Fork a child in the agent for `job`, reporting on `fds` (message pipe, command pipe,
+    /// stdout, stderr). `llvm_args` are all the job's LLVM options.
+    pub(super) fn fork_child(
+        &self,
+        job: &JobSpec,
+        llvm_args: &[String],
+        limits: &Limits,
+        fds: [RawFd; 4],
+    ) -> std::io::Result<libc::pid_t> {
+        let verify = match job.verify_each {
+            VerifyEach::Off => 0,
+            VerifyEach::Changed => 1,
+            VerifyEach::Every => 2,
+        };
+        let exec = match job.exec {
+            ExecMode::Never => 0,
+            ExecMode::Always => 1,
+            ExecMode::AskParent => 2,
+        };
+        let focus = job.focus.as_ref();
+        let fields = [
+            verify.to_string(),
+            u8::from(job.emit_ir).to_string(),
+            exec.to_string(),
+            limits.memory_bytes.to_string(),
+            focus.map_or(String::new(), |f| f.pass.clone()),
+            focus.and_then(|f| f.element).map_or(-1, |e| e as i64).to_string(),
+            job.pipeline.clone(),
+        ];
+        let mut payload = vec![b'R'];
+        let all = fields.iter().chain(llvm_args);
+        for (i, field) in all.enumerate() {
+            if field.contains('\0') {
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in a job field"));
+            }
+            if i > 0 {
+                payload.push(0);
+            }
+            payload.extend_from_slice(field.as_bytes());
+        }
+        let reply = self.request(&payload, &fds)?;
+        match reply.first() {
+            Some(b'P') if reply.len() >= 5 => {
+                let pid = i32::from_le_bytes(reply[1..5].try_into().unwrap());
+                if pid < 0 {
+                    return Err(std::io::Error::other("the agent could not fork"));
+                }
+                Ok(pid)
+            }
+            _ => Err(std::io::Error::other(format!("the agent says: {}", String::from_utf8_lossy(&reply)))),
+        }
+    }
+
+    /// The wait status of a child of the agent that has ended (or is about to).
+    pub(super) fn wait(&self, pid: libc::pid_t) -> std::io::Result<i32> {
+        let mut payload = vec![b'W'];
+        payload.extend_from_slice(&pid.to_le_bytes());
+        let reply = self.request(&payload, &[])?;
+        if reply.first() != Some(&b'S') || reply.len() < 9 {
+            return Err(std::io::Error::other("the agent sent no wait status"));
+        }
+        Ok(i32::from_le_bytes(reply[5..9].try_into().unwrap()))
+    }
+
+    /// Symbol tables of `opt` and its LLVM libraries, for crash stacks (read on first use).
+    pub(super) fn symbolizers(&self) -> Vec<&Symbolizer> {
+        self.symbols
+            .get_or_init(|| {
+                self.objects
+                    .iter()
+                    .filter(|(_, path)| {
+                        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                        path == &self.opt.opt || name.starts_with("libLLVM") || name.starts_with("opt")
+                    })
+                    .filter_map(|(bias, path)| Symbolizer::of_file(path, *bias))
+                    .collect()
+            })
+            .iter()
+            .collect()
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        // Closing the socket ends the agent's loop; its children die with it.
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::wire;
+
+    /// The agent writes the wire format in C++: its tag numbers are ours.
+    #[test]
+    fn the_agent_sends_the_wire_tags_of_the_in_process_child() {
+        let source = include_str!("../../../llvm-plugin/agent.cpp");
+        let tag = |name: &str| -> u8 {
+            let line = source.lines().find(|l| l.trim_start().starts_with(&format!("TAG_{name} ="))).unwrap();
+            line.split('=').nth(1).unwrap().trim().trim_end_matches(',').parse().unwrap()
+        };
+        let ours = [
+            ("PHASE", wire::PHASE),
+            ("OPT_DONE", wire::OPT_DONE),
+            ("PIPELINE_ERROR", wire::PIPELINE_ERROR),
+            ("FATAL", wire::FATAL),
+            ("CRASH", wire::CRASH),
+            ("EXEC_DONE", wire::EXEC_DONE),
+            ("OOM", wire::OOM),
+            ("INVALID_IR", wire::INVALID_IR),
+            ("EXEC_ERROR", wire::EXEC_ERROR),
+            ("ELEMENT", wire::ELEMENT),
+            ("FOCUS", wire::FOCUS),
+            ("ARGS_REJECTED", wire::ARGS_REJECTED),
+        ];
+        for (name, value) in ours {
+            assert_eq!(tag(name), value, "TAG_{name}");
+        }
+        let phase = |name: &str| source.contains(&format!("PHASE_{name} = {}", name_value(name)));
+        fn name_value(name: &str) -> u8 {
+            use super::super::Phase;
+            (match name {
+                "OPTIMIZING" => Phase::Optimizing,
+                "VERIFYING" => Phase::Verifying,
+                "OPTIMIZED" => Phase::Optimized,
+                "CODEGEN" => Phase::Codegen,
+                _ => Phase::Executing,
+            }) as u8
+        }
+        for name in ["OPTIMIZING", "VERIFYING", "OPTIMIZED", "CODEGEN", "EXECUTING"] {
+            assert!(phase(name), "PHASE_{name}");
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! `--opt PATH`: pipelines run inside an external `opt` through the agent give what the
+//! in-process engine gives. Each build tests Debian's `opt` of its own LLVM version, so
+//! that the two engines run the same LLVM.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+const MAJOR: u32 = if cfg!(feature = "llvm19") { 19 } else { 22 };
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn opt() -> String {
+    format!("/usr/lib/llvm-{MAJOR}/bin/opt")
+}
+
+fn bug(id: &str, file: &str) -> String {
+    let path = root().join("../shared/bench/bugs").join(id).join(file);
+    assert!(path.exists(), "{} is missing: ../shared must sit beside the checkout", path.display());
+    path.display().to_string()
+}
+
+fn csmith() -> String {
+    root().join("tests/data/csmith-12345.c").display().to_string()
+}
+
+#[cfg_attr(feature = "llvm19", allow(dead_code))]
+fn bug_llvm_args(id: &str) -> Vec<String> {
+    let meta: Value = serde_json::from_str(&std::fs::read_to_string(bug(id, "meta.json")).unwrap()).unwrap();
+    meta["extra_opt_args"].as_str().unwrap_or("").split_whitespace().map(|a| format!("--llvm-arg={a}")).collect()
+}
+
+/// `ctos run --json ARGS` in-process and with `--opt`: the begin records and the runs of each.
+fn both(args: &[String]) -> [(Value, Vec<Value>); 2] {
+    let with_opt: Vec<String> = args.iter().cloned().chain(["--opt".to_string(), opt()]).collect();
+    [args.to_vec(), with_opt].map(|a| {
+        let out = Command::new(env!("CARGO_BIN_EXE_ctos")).arg("run").arg("--json").args(&a).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "ctos run {a:?}: {stderr}");
+        let lines: Vec<Value> =
+            String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let runs = lines.iter().filter(|l| l["type"] == "run").cloned().collect();
+        (lines[0].clone(), runs)
+    })
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+#[test]
+fn the_begin_record_names_the_external_opt_and_its_version() {
+    let [(inside, _), (outside, _)] = both(&strings(&[&csmith(), "-p", "sroa"]));
+    assert_eq!(inside["opt"], Value::Null);
+    let expected = std::fs::canonicalize(opt()).unwrap().display().to_string();
+    assert_eq!(outside["opt"], Value::from(expected));
+    assert!(outside["llvm_version"].as_str().unwrap().starts_with(&format!("{MAJOR}.")), "{outside}");
+}
+
+#[test]
+fn a_fatal_error_and_a_good_pipeline_end_alike_inside_and_outside() {
+    let [(_, inside), (_, outside)] = both(&strings(&[&csmith(), "-p", "function(loop(licm))", "-p", "sroa,licm,gvn"]));
+    for runs in [&inside, &outside] {
+        assert_eq!(runs[0]["outcome"], "fatal", "{}", runs[0]);
+        assert!(runs[0]["message"].as_str().unwrap().contains("LICM requires MemorySSA"), "{}", runs[0]);
+        assert_eq!(runs[1]["outcome"], "ok", "{}", runs[1]);
+    }
+    assert_eq!(inside[1]["instructions"], outside[1]["instructions"]);
+}
+
+#[test]
+fn a_pipeline_the_external_llvm_rejects_is_an_input_error() {
+    // A parameter LLVM does not know: the catalog passes it, the pass builder refuses it.
+    let out = Command::new(env!("CARGO_BIN_EXE_ctos"))
+        .args(["run", &csmith(), "-p", "loop-unroll<no-such-parameter>", "--opt", &opt()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("LLVM rejects the pipeline"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn the_ir_hash_is_that_of_opt_printing_the_same_pipeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("prog.ll");
+    let out = Command::new(format!("/usr/lib/llvm-{MAJOR}/bin/clang"))
+        .args(["-O0", "-Xclang", "-disable-O0-optnone", "-S", "-emit-llvm", "-w", "-I/usr/include/csmith", "-o"])
+        .arg(&program)
+        .arg(csmith())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let pipeline = "function(sroa,instcombine<no-verify-fixpoint>,gvn)";
+    let [_, (_, runs)] = both(&strings(&[program.to_str().unwrap(), "-p", pipeline]));
+    // opt names the module after the path it is given: the bare name, as the agent does.
+    let printed = Command::new(opt())
+        .current_dir(dir.path())
+        .args([&format!("-passes={pipeline}"), "-S", "prog.ll", "-o", "-"])
+        .output()
+        .unwrap();
+    assert!(printed.status.success());
+    let hash = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&printed.stdout));
+    assert_eq!(runs[0]["ir_hash"], Value::from(hash), "{}", runs[0]);
+}
+
+#[cfg(not(feature = "llvm19"))]
+#[test]
+fn invalid_ir_from_the_slp_vectorizer_is_invalid_ir_inside_and_outside() {
+    let mut args = strings(&[&bug("191714", "repro.ll"), "--seq-file", &bug("191714", "seq.txt")]);
+    args.extend(bug_llvm_args("191714"));
+    let [(_, inside), (_, outside)] = both(&args);
+    assert_eq!(inside[0]["outcome"], "invalid-ir", "{}", inside[0]);
+    assert_eq!(outside[0]["outcome"], "invalid-ir", "{}", outside[0]);
+    assert_eq!(inside[0]["message"], outside[0]["message"]);
+}
+
+#[cfg(not(feature = "llvm19"))]
+#[test]
+fn wrong_code_from_the_slp_vectorizer_differs_from_the_reference_inside_and_outside() {
+    let mut args = strings(&[
+        &bug("180456", "repro.ll"),
+        "--driver",
+        &bug("180456", "driver.ll"),
+        "-p",
+        std::fs::read_to_string(bug("180456", "seq.txt")).unwrap().trim(),
+        "-p",
+        "sroa",
+        "--exec",
+    ]);
+    args.extend(bug_llvm_args("180456"));
+    let [(_, inside), (_, outside)] = both(&args);
+    for runs in [&inside, &outside] {
+        assert_eq!(runs[0]["matches_reference"], false, "{}", runs[0]);
+        assert_eq!(runs[0]["stdout"], "0 5 2 3\n", "{}", runs[0]);
+        assert_eq!(runs[1]["matches_reference"], true, "{}", runs[1]);
+    }
+}
+
+#[cfg(feature = "llvm19")]
+#[test]
+fn a_crash_in_loop_simplifycfg_is_a_crash_with_frames_inside_and_outside() {
+    let [(_, inside), (_, outside)] = both(&strings(&[&bug("147869", "repro.ll"), "-p", "loop-simplifycfg"]));
+    for runs in [&inside, &outside] {
+        assert_eq!(runs[0]["outcome"], "crash", "{}", runs[0]);
+        assert_eq!(runs[0]["signal"], "SIGSEGV", "{}", runs[0]);
+        let frames = runs[0]["crash_frames"].as_array().unwrap();
+        // Debian's libLLVM.so exports the pass's run method but not its local helpers.
+        assert!(frames.iter().any(|f| f.as_str().unwrap().contains("LoopSimplifyCFG")), "{frames:?}");
+    }
+}
+
+#[test]
+fn an_opt_that_is_not_one_is_an_input_error() {
+    for (path, says) in [("/no/such/opt", "no such file"), ("/bin/true", "not an LLVM opt")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ctos"))
+            .args(["run", &csmith(), "-p", "sroa", "--opt", path])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+}
