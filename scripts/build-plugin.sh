@@ -50,6 +50,7 @@ flags=(-shared -fPIC -O2 -std=c++17 -fno-rtti -fno-exceptions -w
 if [ "$stdlib" = libc++ ]; then
   flags+=(-stdlib=libc++)
 fi
-"$cxx" "${flags[@]}" "$src/llvm-plugin/agent.cpp" -o "$out/ctos-agent.so.tmp"
-mv "$out/ctos-agent.so.tmp" "$out/ctos-agent.so"
+# Per process: two ctos processes may build the same agent at once.
+"$cxx" "${flags[@]}" "$src/llvm-plugin/agent.cpp" -o "$out/ctos-agent.so.tmp.$$"
+mv "$out/ctos-agent.so.tmp.$$" "$out/ctos-agent.so"
 echo "$out/ctos-agent.so"

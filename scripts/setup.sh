@@ -13,7 +13,9 @@ cd "$(dirname "$0")/.."
 PACKAGES=(
   llvm-22-dev clang-22 libclang-22-dev llvm-22-tools libpolly-22-dev libclang-rt-22-dev
   llvm-19-dev clang-19 libclang-19-dev llvm-19-tools libpolly-19-dev libclang-rt-19-dev
-  libzstd-dev csmith libcsmith-dev cvise python3
+  libzstd-dev csmith libcsmith-dev cvise python3 python3-pip
+  # For agents (`--opt`) built against LLVMs that use libc++, like the LLVM 23 below.
+  libc++-22-dev libc++abi-22-dev
 )
 
 missing=()
@@ -38,6 +40,9 @@ if ! command -v cargo >/dev/null; then
   echo "setup: cargo not found; install Rust (https://rustup.rs) and run this again" >&2
   exit 1
 fi
+
+# A newer LLVM than the one linked, to test `--opt` with (tests/agent.rs).
+echo "setup: LLVM 23 at $(bash scripts/install-llvm23.sh)"
 
 if [ -z "${SKIP_BUILD:-}" ]; then
   # .cargo/config.toml points llvm-sys at /usr/lib/llvm-22 and /usr/lib/llvm-19.

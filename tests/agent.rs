@@ -1,6 +1,7 @@
 //! `--opt PATH`: pipelines run inside an external `opt` through the agent give what the
 //! in-process engine gives. Each build tests Debian's `opt` of its own LLVM version, so
-//! that the two engines run the same LLVM.
+//! that the two engines run the same LLVM, and the LLVM 23 that scripts/setup.sh installs
+//! (newer than either, built with libc++) where no in-process engine can follow.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -15,6 +16,12 @@ fn root() -> PathBuf {
 
 fn opt() -> String {
     format!("/usr/lib/llvm-{MAJOR}/bin/opt")
+}
+
+fn opt23() -> String {
+    let path = root().join("llvm-23/bin/opt");
+    assert!(path.exists(), "{} is missing: run scripts/setup.sh", path.display());
+    path.display().to_string()
 }
 
 fn bug(id: &str, file: &str) -> String {
@@ -33,18 +40,24 @@ fn bug_llvm_args(id: &str) -> Vec<String> {
     meta["extra_opt_args"].as_str().unwrap_or("").split_whitespace().map(|a| format!("--llvm-arg={a}")).collect()
 }
 
-/// `ctos run --json ARGS` in-process and with `--opt`: the begin records and the runs of each.
+/// `ctos run --json ARGS`: the begin record and the runs.
+fn run_json(args: &[String]) -> (Value, Vec<Value>) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctos")).arg("run").arg("--json").args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "ctos run {args:?}: {stderr}");
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let runs = lines.iter().filter(|l| l["type"] == "run").cloned().collect();
+    (lines[0].clone(), runs)
+}
+
+fn with_opt(args: &[String], opt: &str) -> Vec<String> {
+    args.iter().cloned().chain(["--opt".to_string(), opt.to_string()]).collect()
+}
+
+/// `ctos run --json ARGS` in-process and with `--opt` of the same LLVM version.
 fn both(args: &[String]) -> [(Value, Vec<Value>); 2] {
-    let with_opt: Vec<String> = args.iter().cloned().chain(["--opt".to_string(), opt()]).collect();
-    [args.to_vec(), with_opt].map(|a| {
-        let out = Command::new(env!("CARGO_BIN_EXE_ctos")).arg("run").arg("--json").args(&a).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "ctos run {a:?}: {stderr}");
-        let lines: Vec<Value> =
-            String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        let runs = lines.iter().filter(|l| l["type"] == "run").cloned().collect();
-        (lines[0].clone(), runs)
-    })
+    [run_json(args), run_json(&with_opt(args, &opt()))]
 }
 
 fn strings(args: &[&str]) -> Vec<String> {
@@ -62,8 +75,11 @@ fn the_begin_record_names_the_external_opt_and_its_version() {
 
 #[test]
 fn a_fatal_error_and_a_good_pipeline_end_alike_inside_and_outside() {
-    let [(_, inside), (_, outside)] = both(&strings(&[&csmith(), "-p", "function(loop(licm))", "-p", "sroa,licm,gvn"]));
-    for runs in [&inside, &outside] {
+    let args = strings(&[&csmith(), "-p", "function(loop(licm))", "-p", "sroa,licm,gvn"]);
+    let [(_, inside), (_, outside)] = both(&args);
+    let (begin, newer) = run_json(&with_opt(&args, &opt23()));
+    assert!(begin["llvm_version"].as_str().unwrap().starts_with("23."), "{begin}");
+    for runs in [&inside, &outside, &newer] {
         assert_eq!(runs[0]["outcome"], "fatal", "{}", runs[0]);
         assert!(runs[0]["message"].as_str().unwrap().contains("LICM requires MemorySSA"), "{}", runs[0]);
         assert_eq!(runs[1]["outcome"], "ok", "{}", runs[1]);
@@ -74,14 +90,17 @@ fn a_fatal_error_and_a_good_pipeline_end_alike_inside_and_outside() {
 #[test]
 fn a_pipeline_the_external_llvm_rejects_is_an_input_error() {
     // A parameter LLVM does not know: the catalog passes it, the pass builder refuses it.
-    let out = Command::new(env!("CARGO_BIN_EXE_ctos"))
-        .args(["run", &csmith(), "-p", "loop-unroll<no-such-parameter>", "--opt", &opt()])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("LLVM rejects the pipeline"), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    for opt in [opt(), opt23()] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ctos"))
+            .args(["run", &csmith(), "-p", "loop-unroll<no-such-parameter>", "--opt", &opt])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{opt}: {stderr}");
+        assert!(stderr.contains("LLVM rejects the pipeline"), "{opt}: {stderr}");
+        // One line of error (a first use may also say that it builds the agent).
+        assert_eq!(stderr.lines().filter(|l| !l.starts_with("ctos: building the agent")).count(), 1, "{opt}: {stderr}");
+    }
 }
 
 #[test]
@@ -96,16 +115,18 @@ fn the_ir_hash_is_that_of_opt_printing_the_same_pipeline() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let pipeline = "function(sroa,instcombine<no-verify-fixpoint>,gvn)";
-    let [_, (_, runs)] = both(&strings(&[program.to_str().unwrap(), "-p", pipeline]));
-    // opt names the module after the path it is given: the bare name, as the agent does.
-    let printed = Command::new(opt())
-        .current_dir(dir.path())
-        .args([&format!("-passes={pipeline}"), "-S", "prog.ll", "-o", "-"])
-        .output()
-        .unwrap();
-    assert!(printed.status.success());
-    let hash = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&printed.stdout));
-    assert_eq!(runs[0]["ir_hash"], Value::from(hash), "{}", runs[0]);
+    for opt in [opt(), opt23()] {
+        let (_, runs) = run_json(&with_opt(&strings(&[program.to_str().unwrap(), "-p", pipeline]), &opt));
+        // opt names the module after the path it is given: the bare name, as the agent does.
+        let printed = Command::new(&opt)
+            .current_dir(dir.path())
+            .args([&format!("-passes={pipeline}"), "-S", "prog.ll", "-o", "-"])
+            .output()
+            .unwrap();
+        assert!(printed.status.success());
+        let hash = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&printed.stdout));
+        assert_eq!(runs[0]["ir_hash"], Value::from(hash), "{opt}: {}", runs[0]);
+    }
 }
 
 #[cfg(not(feature = "llvm19"))]
