@@ -1,4 +1,5 @@
-//! Sandboxed in-process pipeline runs against spawning `opt` once per pipeline.
+//! Sandboxed in-process pipeline runs, and runs through the agent inside Debian's `opt`
+//! (`--opt`), against spawning that `opt` once per pipeline.
 //!
 //!     cargo bench --bench engine                 # 60 pipelines x 3 rounds
 //!     CTOS_BENCH_PIPELINES=100 CTOS_BENCH_PROGRAM=p.c cargo bench --bench engine
@@ -14,6 +15,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use ctos::llvm::{CFrontend, IrModule, TargetSpec};
+use ctos::sandbox::agent::{AgentProgram, ExternalOpt};
 use ctos::sandbox::{JobSpec, Limits, Outcome, Pool};
 use ctos::seq::Catalog;
 
@@ -41,6 +43,10 @@ fn main() {
     let pipelines = random_pipelines(&catalog, n_pipelines, 20);
 
     let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+    let external = ExternalOpt::locate(std::path::Path::new(&opt)).unwrap();
+    let agent_program = AgentProgram { ir: bitcode.clone(), ..Default::default() };
+    let mut agent_pool = Pool::external(1, Limits::default(), Vec::new(), &external, &agent_program).unwrap();
+    let mut agent = vec![Vec::new(); n_pipelines];
     let out_bc = dir.path().join("out.bc");
     let mut ours = vec![Vec::new(); n_pipelines];
     let mut opt_out = vec![Vec::new(); n_pipelines];
@@ -61,6 +67,10 @@ fn main() {
                     eprintln!("pipeline {i}: {}: {}", run.outcome.as_str(), run.message.unwrap_or_default());
                 }
             }
+            let t = Instant::now();
+            let through_agent = agent_pool.run_one(&mut module, &job).unwrap();
+            agent[i].push(t.elapsed().as_secs_f64() * 1e3);
+            assert_eq!(through_agent.outcome, run.outcome, "{p}: the agent and the in-process engine disagree");
             for (times, output) in [(&mut opt_out, Some(&out_bc)), (&mut opt_disable, None)] {
                 let mut cmd = Command::new(&opt);
                 cmd.arg(format!("-passes={p}")).arg(&bitcode);
@@ -75,7 +85,7 @@ fn main() {
         }
     }
     let per = |v: &Vec<Vec<f64>>| v.iter().map(|r| median(r.clone())).collect::<Vec<f64>>();
-    let (ours, opt_out, opt_disable) = (per(&ours), per(&opt_out), per(&opt_disable));
+    let (ours, agent, opt_out, opt_disable) = (per(&ours), per(&agent), per(&opt_out), per(&opt_disable));
     let total = |v: &[f64]| v.iter().sum::<f64>();
     let ratios: Vec<f64> = ours.iter().zip(&opt_out).map(|(a, b)| b / a).collect();
     println!(
@@ -88,6 +98,12 @@ fn main() {
     println!("outcomes of the in-process runs: {outcomes:?}");
     println!("{:<44} {:>10} {:>12}", "", "median ms", "total ms");
     println!("{:<44} {:>10.2} {:>12.1}", "ctos sandbox (fork, run, verify, hash)", median(ours.clone()), total(&ours));
+    println!(
+        "{:<44} {:>10.2} {:>12.1}",
+        format!("agent in opt-{major} (fork, run, verify, hash)"),
+        median(agent.clone()),
+        total(&agent)
+    );
     println!(
         "{:<44} {:>10.2} {:>12.1}",
         format!("opt-{major} -o out.bc (spawned)"),
@@ -105,5 +121,12 @@ fn main() {
         total(&opt_out) / total(&ours),
         median(ratios),
         total(&opt_disable) / total(&ours)
+    );
+    let agent_ratios: Vec<f64> = agent.iter().zip(&opt_out).map(|(a, b)| b / a).collect();
+    println!(
+        "agent vs opt -o: {:.2}x on totals, {:.2}x median per-pipeline ratio; vs -disable-output: {:.2}x on totals",
+        total(&opt_out) / total(&agent),
+        median(agent_ratios),
+        total(&opt_disable) / total(&agent)
     );
 }

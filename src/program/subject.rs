@@ -66,17 +66,18 @@ impl Subject {
         let pool = match &spec.opt {
             None => Pool::new(jobs, limits, llvm_args)?,
             Some(opt) => {
-                // The agent's opt parses the program itself, from a file: C as its clang made it.
-                let compiled = tempfile::Builder::new().prefix("ctos-program-").suffix(".bc").tempfile()?;
-                let ir = match is_c {
+                // The agent's opt parses the program itself, from a file (once, as it
+                // starts): C as its clang made it.
+                let compiled = match is_c {
                     true => {
-                        std::fs::write(compiled.path(), &bytes)?;
-                        compiled.path().to_path_buf()
+                        let file = tempfile::Builder::new().prefix("ctos-program-").suffix(".bc").tempfile()?;
+                        std::fs::write(file.path(), &bytes)?;
+                        Some(file)
                     }
-                    false => spec.program.clone(),
+                    false => None,
                 };
                 let program = AgentProgram {
-                    ir,
+                    ir: compiled.as_ref().map_or_else(|| spec.program.clone(), |f| f.path().to_path_buf()),
                     driver: spec.driver.clone(),
                     triple: target.triple.clone(),
                     cpu: target.cpu.clone(),

@@ -238,8 +238,8 @@ impl Agent {
                 self.objects
                     .iter()
                     .filter(|(_, path)| {
-                        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                        path == &self.opt.opt || name.starts_with("libLLVM") || name.starts_with("opt")
+                        path == &self.opt.opt
+                            || path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("libLLVM"))
                     })
                     .filter_map(|(bias, path)| Symbolizer::of_file(path, *bias))
                     .collect()
