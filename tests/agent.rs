@@ -187,3 +187,17 @@ fn an_opt_that_is_not_one_is_an_input_error() {
         assert!(stderr.contains(says), "{stderr}");
     }
 }
+
+#[test]
+fn the_passes_are_those_of_the_external_llvm() {
+    // `drop-type-tests` is new in LLVM 23: known through --opt, unknown to the linked LLVM.
+    let (_, runs) = run_json(&with_opt(&strings(&[&csmith(), "-p", "drop-type-tests"]), &opt23()));
+    assert_eq!(runs[0]["outcome"], "ok", "{}", runs[0]);
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_ctos")).args(["run", &csmith(), "-p", "drop-type-tests"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unknown pass 'drop-type-tests'"), "{stderr}");
+    let listed = Command::new(env!("CARGO_BIN_EXE_ctos")).args(["passes", "--opt", &opt23()]).output().unwrap();
+    assert!(String::from_utf8_lossy(&listed.stdout).lines().any(|l| l.starts_with("drop-type-tests ")));
+}

@@ -15,6 +15,7 @@ use crate::llvm::CFrontend;
 use crate::program::{Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::Limits;
+use crate::seq::Catalog;
 
 /// The program under test and how to turn it into IR.
 #[derive(clap::Args, Debug, Clone)]
@@ -112,6 +113,15 @@ where
         Ok(n) if n >= min && n <= max => Ok(n),
         _ => Err(format!("expected a whole number from {min} to {max}")),
     }
+}
+
+/// The passes of the LLVM that runs the pipelines: read from `opt` when one is given
+/// (its passes, not ours), else the linked LLVM's, compiled in.
+pub fn catalog_for(opt: Option<&ExternalOpt>) -> Result<Catalog> {
+    Ok(match opt {
+        Some(o) => Catalog::of_opt(&o.opt, o.major())?,
+        None => Catalog::for_llvm(crate::llvm::version().0)?,
+    })
 }
 
 /// Load the program under test as the arguments say.

@@ -8,6 +8,7 @@
 
 mod catalog;
 pub mod parse;
+mod print_passes;
 pub mod random;
 pub mod reduce;
 mod render;
@@ -20,6 +21,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 pub use catalog::{Catalog, Entry, Kind, Legacy, SET_NAMES};
+pub use print_passes::{catalog_tables, CatalogTables};
 pub use render::{Nesting, RenderOptions};
 
 /// Where a pass runs. Loop passes that need MemorySSA (`licm`, `lnicm`) are their own level
@@ -225,6 +227,9 @@ pub enum SeqError {
     UnknownSet { name: String, known: String },
     #[error("no pass catalog for LLVM {0}; this build knows LLVM 19 and 22")]
     NoCatalog(u32),
+    /// Reading the catalog of an external `opt` failed.
+    #[error("{0}")]
+    Opt(String),
     #[error("empty pass sequence")]
     Empty,
 }

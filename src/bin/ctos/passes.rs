@@ -1,7 +1,10 @@
 use std::process::ExitCode;
 
-use anyhow::Result;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
 use ctos::output;
+use ctos::sandbox::agent::identify;
 use ctos::seq::{Catalog, Kind};
 use serde::Serialize;
 
@@ -13,6 +16,13 @@ pub struct PassesArgs {
     /// JSON Lines instead of a table: begin, one `pass` record per pass, summary.
     #[arg(long)]
     json: bool,
+    /// The passes of this `opt` (read from its -print-passes) instead of the linked LLVM's.
+    #[arg(long, value_name = "PATH")]
+    opt: Option<PathBuf>,
+    /// Write the generated tables of the catalog (llvmN.tsv and o3.llvmN.txt, from the
+    /// `--opt`, else from Debian's opt of the linked LLVM) into DIR: how passes/ is made.
+    #[arg(long, value_name = "DIR")]
+    write_catalog: Option<PathBuf>,
 }
 
 #[derive(Serialize)]
@@ -26,7 +36,17 @@ struct PassRecord<'a> {
 }
 
 pub fn main(args: PassesArgs) -> Result<ExitCode> {
-    let catalog = Catalog::for_llvm(ctos::llvm::version().0)?;
+    let opt = match &args.opt {
+        Some(path) => Some(identify(path)?),
+        None => None,
+    };
+    if let Some(dir) = &args.write_catalog {
+        return write_catalog(dir, opt);
+    }
+    let catalog = match &opt {
+        Some((path, version)) => Catalog::of_opt(path, major_of(version))?,
+        None => Catalog::for_llvm(ctos::llvm::version().0)?,
+    };
     let names: Vec<String> = match &args.set {
         Some(set) => catalog.set(set)?.iter().map(|p| p.to_string()).collect(),
         None => catalog.entries().iter().filter(|e| e.kind == Kind::Pass).map(|e| e.name.clone()).collect(),
@@ -60,6 +80,28 @@ pub fn main(args: PassesArgs) -> Result<ExitCode> {
     }
     if args.json {
         output::emit("summary", &serde_json::json!({ "set": args.set, "passes": names.len() }))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn major_of(version: &str) -> u32 {
+    version.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0)
+}
+
+fn write_catalog(dir: &Path, opt: Option<(PathBuf, String)>) -> Result<ExitCode> {
+    let (opt, major) = match opt {
+        Some((path, version)) => (path, major_of(&version)),
+        None => {
+            let major = ctos::llvm::version().0;
+            (PathBuf::from(format!("/usr/lib/llvm-{major}/bin/opt")), major)
+        }
+    };
+    let tables = ctos::seq::catalog_tables(&opt, major).map_err(anyhow::Error::msg)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (name, text) in [(format!("llvm{major}.tsv"), &tables.tsv), (format!("o3.llvm{major}.txt"), &tables.o3)] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        ctos::outln!("wrote {}", path.display())?;
     }
     Ok(ExitCode::SUCCESS)
 }

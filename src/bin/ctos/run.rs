@@ -4,13 +4,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context as _, Result};
-use ctos::cli::{InputArgs, LimitArgs};
+use ctos::cli::{catalog_for, InputArgs, LimitArgs};
 use ctos::coverage::{Coverage, Granularity, Summary};
 use ctos::llvm::VerifyEach;
 use ctos::output as json;
 use ctos::program::Subject;
 use ctos::sandbox::{run_batch, signal_name, BatchItem, ExecMode, ExecStatus, Execution, JobSpec, Run};
-use ctos::seq::{pipeline_lines, Catalog, Nesting, RenderOptions, Sequence};
+use ctos::seq::{pipeline_lines, Nesting, RenderOptions, Sequence};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
@@ -149,11 +149,7 @@ fn read_pipelines(args: &RunArgs) -> Result<Vec<(String, String)>> {
 pub fn main(args: RunArgs) -> Result<ExitCode> {
     let started = std::time::Instant::now();
     let spec = args.input.spec()?;
-    // The passes of the LLVM that runs them; until catalogs are read from any opt, the
-    // linked LLVM's for versions we ship none of.
-    let linked = ctos::llvm::version().0;
-    let catalog =
-        Catalog::for_llvm(spec.opt.as_ref().map_or(linked, |o| o.major())).or_else(|_| Catalog::for_llvm(linked))?;
+    let catalog = catalog_for(spec.opt.as_ref())?;
     let options = RenderOptions { nesting: args.nesting, verify_fixpoint: args.verify_fixpoint };
     let texts = read_pipelines(&args)?;
     let mut pipelines = Vec::with_capacity(texts.len());

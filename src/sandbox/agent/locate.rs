@@ -25,8 +25,7 @@ impl ExternalOpt {
     /// `opt` at `path`, with its agent: `CTOS_AGENT` if set, else the one built for this
     /// LLVM in the cache (built now if missing, which takes a few seconds).
     pub fn locate(path: &Path) -> Result<ExternalOpt> {
-        let opt = std::fs::canonicalize(path).with_context(|| format!("--opt {}: no such file", path.display()))?;
-        let version = opt_version(&opt)?;
+        let (opt, version) = identify(path)?;
         let agent = match std::env::var_os("CTOS_AGENT") {
             Some(agent) => PathBuf::from(agent),
             None => cached_agent(&opt, &version)?,
@@ -63,6 +62,14 @@ impl ExternalOpt {
             self.major()
         )
     }
+}
+
+/// The canonical path of the `opt` at `path` and its LLVM version (`X.Y.Z`), without
+/// building anything.
+pub fn identify(path: &Path) -> Result<(PathBuf, String)> {
+    let opt = std::fs::canonicalize(path).with_context(|| format!("--opt {}: no such file", path.display()))?;
+    let version = opt_version(&opt)?;
+    Ok((opt, version))
 }
 
 fn opt_version(opt: &Path) -> Result<String> {
