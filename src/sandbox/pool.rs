@@ -52,6 +52,15 @@ struct Child {
     observer_slot: Option<usize>,
 }
 
+/// What the parent keeps of a child's descriptors: it reads messages, may send the
+/// execute-or-not command, and reads stdout and stderr after the end.
+struct ParentEnds {
+    msg: OwnedFd,
+    cmd: OwnedFd,
+    stdout: File,
+    stderr: File,
+}
+
 /// Children running at once, up to `jobs`.
 pub struct Pool {
     jobs: usize,
@@ -167,11 +176,6 @@ impl Pool {
         let stderr = memfd(c"ctos-stderr")?;
         let id = JobId(self.next_id);
         self.next_id += 1;
-        let scratch = std::ffi::CString::new(self.scratch.path().as_os_str().as_encoded_bytes()).unwrap();
-        let observer_slot = match (&mut self.observer, job.observe) {
-            (Some(o), true) => Some(o.before_fork()),
-            _ => None,
-        };
         let started = Instant::now();
         if let Some(agent) = &self.agent {
             if job.observe && self.observer.is_some() {
@@ -180,8 +184,16 @@ impl Pool {
             let args: Vec<String> = self.llvm_args.iter().chain(&job.llvm_args).cloned().collect();
             let fds = [msg_w.as_raw_fd(), cmd_r.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
             let pid = agent.fork_child(job, &args, &self.limits, fds)?;
-            return self.watch(id, pid, msg_r, msg_w, cmd_r, cmd_w, stdout, stderr, job, started, None);
+            // Ours no longer: without closing them, the child's death would not end the pipes.
+            drop((msg_w, cmd_r));
+            let ends = ParentEnds { msg: msg_r, cmd: cmd_w, stdout, stderr };
+            return self.watch(id, pid, ends, job, started, None);
         }
+        let scratch = std::ffi::CString::new(self.scratch.path().as_os_str().as_encoded_bytes()).unwrap();
+        let observer_slot = match (&mut self.observer, job.observe) {
+            (Some(o), true) => Some(o.before_fork()),
+            _ => None,
+        };
         match unsafe { libc::fork() } {
             -1 => Err(std::io::Error::last_os_error()),
             0 => {
@@ -197,29 +209,25 @@ impl Pool {
                 };
                 child::run(module, job, &self.llvm_args, &io, &self.limits)
             }
-            pid => self.watch(id, pid, msg_r, msg_w, cmd_r, cmd_w, stdout, stderr, job, started, observer_slot),
+            pid => {
+                drop((msg_w, cmd_r));
+                let ends = ParentEnds { msg: msg_r, cmd: cmd_w, stdout, stderr };
+                self.watch(id, pid, ends, job, started, observer_slot)
+            }
         }
     }
 
-    /// Keep the parent's ends of a child just forked (here or by the agent) and watch it.
-    #[allow(clippy::too_many_arguments)]
+    /// Watch a child just forked (here or by the agent) through the parent's ends.
     fn watch(
         &mut self,
         id: JobId,
         pid: libc::pid_t,
-        msg_r: OwnedFd,
-        msg_w: OwnedFd,
-        cmd_r: OwnedFd,
-        cmd_w: OwnedFd,
-        stdout: File,
-        stderr: File,
+        ends: ParentEnds,
         job: &JobSpec,
         started: Instant,
         observer_slot: Option<usize>,
     ) -> std::io::Result<JobId> {
-        // The child's ends: without closing ours, its death would not end the pipe.
-        drop(msg_w);
-        drop(cmd_r);
+        let ParentEnds { msg: msg_r, cmd: cmd_w, stdout, stderr } = ends;
         let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
         if pidfd < 0 {
             return Err(std::io::Error::last_os_error());

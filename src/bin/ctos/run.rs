@@ -148,6 +148,9 @@ fn read_pipelines(args: &RunArgs) -> Result<Vec<(String, String)>> {
 
 pub fn main(args: RunArgs) -> Result<ExitCode> {
     let started = std::time::Instant::now();
+    if args.coverage.is_some() && args.input.opt.is_some() {
+        bail!("--coverage with --opt: recording coverage inside an external opt is not built yet");
+    }
     let spec = args.input.spec()?;
     let catalog = catalog_for(spec.opt.as_ref())?;
     let options = RenderOptions { nesting: args.nesting, verify_fixpoint: args.verify_fixpoint };
