@@ -73,6 +73,9 @@ impl std::fmt::Display for Failure {
     }
 }
 
+/// How a crash signature starts when an assertion failed (LLVM builds with assertions).
+const ASSERTION: &str = "assertion failed: ";
+
 /// Numbers in messages vary with the input (`after 1 iterations`, `%12`), not with the bug.
 fn normalize(message: &str) -> String {
     let first = message.lines().next().unwrap_or("").split(" | ").next().unwrap_or("").trim();
@@ -154,7 +157,12 @@ pub fn observe(run: &Run, reference: Option<&Execution>) -> Observation {
             let crash = run.crash.as_ref();
             let signal = crash.map_or("crash".to_string(), |c| signal_name(c.signal));
             let top = crash.and_then(|c| c.frames.first());
-            (FailureKind::Crash, top.map_or(signal.clone(), |t| format!("{signal} in {t}")))
+            let signature = match crash.and_then(|c| c.assertion.as_deref()) {
+                // LLVM's developers name assertion failures by their text (line numbers drift).
+                Some(assertion) => format!("{ASSERTION}{}", normalize(assertion)),
+                None => top.map_or(signal.clone(), |t| format!("{signal} in {t}")),
+            };
+            (FailureKind::Crash, signature)
         }
         Outcome::Fatal => (FailureKind::Fatal, normalize(message)),
         Outcome::InvalidIr => (FailureKind::InvalidIr, normalize(message)),
@@ -282,6 +290,7 @@ pub fn bug_key(failure: &Failure, reduced: &Sequence, frames: &[String]) -> (Str
     let last = passes.last().copied().unwrap_or("?").to_string();
     let kind = failure.kind.as_str();
     let key = match failure.kind {
+        FailureKind::Crash if failure.signature.starts_with(ASSERTION) => format!("{kind}|{}", failure.signature),
         FailureKind::Crash if !frames.is_empty() => {
             format!("{kind}|{}", frames.iter().take(3).cloned().collect::<Vec<_>>().join(" < "))
         }

@@ -192,6 +192,26 @@ fn the_vote_reports_what_differs_unless_most_runs_agree_against_the_reference() 
 }
 
 #[test]
+fn a_failed_assertion_is_keyed_on_its_text_not_its_frames() {
+    let catalog = Catalog::for_llvm(crate::llvm::version().0).unwrap();
+    let asserting = |line: u32, frames: &[&str]| {
+        let mut run = crashed(libc::SIGABRT, frames);
+        let text = format!("LoopInfo.h:{line}: void llvm::f(): Assertion `!L' failed.");
+        run.crash.as_mut().unwrap().assertion = Some(text);
+        fails(observe(&run, None))
+    };
+    let (a, b) = (asserting(120, &["llvm::LoopBase::x"]), asserting(131, &["llvm::LoopInfo::y"]));
+    assert_eq!(a.signature, "assertion failed: LoopInfo.h:N: void llvm::f(): Assertion `!L' failed.");
+    let seq = Sequence::parse("loop-extract", &catalog).unwrap();
+    let key =
+        |f: &Failure, frames: &[&str]| bug_key(f, &seq, &frames.iter().map(|s| s.to_string()).collect::<Vec<_>>()).0;
+    assert_eq!(key(&a, &["llvm::LoopBase::x"]), key(&b, &["llvm::LoopInfo::y"]));
+    // Without an assertion the frames key the crash, as before.
+    let plain = fails(observe(&crashed(libc::SIGSEGV, &["a"]), None));
+    assert_ne!(key(&a, &["a"]), key(&plain, &["a"]));
+}
+
+#[test]
 fn bug_keys_follow_the_cause_not_the_symptom() {
     let catalog = Catalog::for_llvm(crate::llvm::version().0).unwrap();
     let seq = |text: &str| Sequence::parse(text, &catalog).unwrap();
