@@ -201,3 +201,32 @@ fn the_passes_are_those_of_the_external_llvm() {
     let listed = Command::new(env!("CARGO_BIN_EXE_ctos")).args(["passes", "--opt", &opt23()]).output().unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).lines().any(|l| l.starts_with("drop-type-tests ")));
 }
+
+#[cfg(not(feature = "llvm19"))]
+#[test]
+fn a_campaign_against_an_external_opt_writes_a_bug_folder_that_names_it() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    std::fs::copy(bug("191714", "repro.ll"), programs.join("slp.ll")).unwrap();
+    let sequences = work.path().join("sequences.txt");
+    std::fs::write(&sequences, "forceattrs,lower-expect,slp-vectorizer,globaldce\nsroa,gvn\n").unwrap();
+    let out = work.path().join("campaign");
+    let status = Command::new(env!("CARGO_BIN_EXE_ctos"))
+        .args(["fuzz", "--out", out.to_str().unwrap(), "--programs", programs.to_str().unwrap()])
+        .args(["--sequences", sequences.to_str().unwrap(), "--iterations", "1", "-j", "2", "--opt", &opt()])
+        .args(bug_llvm_args("191714"))
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let folders: Vec<PathBuf> = std::fs::read_dir(out.join("bugs")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let readme = std::fs::read_to_string(folders[0].join("README.md")).unwrap();
+    let canonical = std::fs::canonicalize(opt()).unwrap().display().to_string();
+    // The README's opt command, run as written, shows the bug in that opt.
+    let command = readme.lines().find(|l| l.starts_with(&canonical)).unwrap_or_else(|| panic!("{readme}"));
+    let shown = Command::new("sh").arg("-c").arg(command).current_dir(&folders[0]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&shown.stderr);
+    assert!(stderr.contains("Instruction does not dominate all uses!"), "{command}: {stderr}");
+    assert!(readme.contains(&format!("--opt {canonical}")), "{readme}");
+}

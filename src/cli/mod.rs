@@ -12,10 +12,10 @@ use anyhow::Result;
 pub use duration::parse_duration;
 
 use crate::llvm::CFrontend;
+pub use crate::program::catalog_for;
 use crate::program::{Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::Limits;
-use crate::seq::Catalog;
 
 /// The program under test and how to turn it into IR.
 #[derive(clap::Args, Debug, Clone)]
@@ -47,19 +47,19 @@ pub struct InputArgs {
 impl InputArgs {
     pub fn spec(&self) -> Result<SubjectSpec> {
         let opt = self.opt.as_deref().map(ExternalOpt::locate).transpose()?;
-        // C programs become IR this opt reads: its own clang, unless the user names one.
-        let clang = match (&self.clang, &opt) {
-            (Some(c), _) => Some(c.clone()),
-            (None, Some(o)) => Some(o.clang()?),
-            (None, None) => None,
-        };
-        Ok(SubjectSpec {
+        let spec = SubjectSpec {
             program: self.program.clone(),
             driver: self.driver.clone(),
-            frontend: CFrontend::with_flags(clang, self.clang_args.as_deref()),
+            frontend: CFrontend::with_flags(None, self.clang_args.as_deref()),
             llvm_args: self.llvm_args.clone(),
-            opt,
-        })
+            opt: None,
+        };
+        // C programs become IR this opt reads: its own clang, unless the user names one.
+        let mut spec = spec.with_opt(opt.as_ref())?;
+        if let Some(clang) = &self.clang {
+            spec.frontend.clang = clang.clone();
+        }
+        Ok(spec)
     }
 }
 
@@ -113,15 +113,6 @@ where
         Ok(n) if n >= min && n <= max => Ok(n),
         _ => Err(format!("expected a whole number from {min} to {max}")),
     }
-}
-
-/// The passes of the LLVM that runs the pipelines: read from `opt` when one is given
-/// (its passes, not ours), else the linked LLVM's, compiled in.
-pub fn catalog_for(opt: Option<&ExternalOpt>) -> Result<Catalog> {
-    Ok(match opt {
-        Some(o) => Catalog::of_opt(&o.opt, o.major())?,
-        None => Catalog::for_llvm(crate::llvm::version().0)?,
-    })
 }
 
 /// Load the program under test as the arguments say.

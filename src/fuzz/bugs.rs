@@ -137,7 +137,19 @@ fn write_bug_folder(
     if let Some(source) = &l.program.source {
         std::fs::copy(c.dir.join(source), dir.join("program.c"))?;
     }
-    std::fs::write(dir.join("program.ll"), l.subject.module.ir_text())?;
+    // With an external opt: what that opt read, as its own clang made it (the linked LLVM's
+    // text may be too new for an older opt).
+    let program = match &c.opt {
+        Some(_) => {
+            let name = if l.program.ir.ends_with(".ll") { "program.ll" } else { "program.bc" };
+            std::fs::copy(c.dir.join(&l.program.ir), dir.join(name))?;
+            name
+        }
+        None => {
+            std::fs::write(dir.join("program.ll"), l.subject.module.ir_text())?;
+            "program.ll"
+        }
+    };
     std::fs::write(dir.join("reduced.txt"), format!("{}\n", bug.reduced))?;
     std::fs::write(dir.join("original.txt"), format!("{original}\n"))?;
     let outcome = serde_json::json!({
@@ -152,14 +164,30 @@ fn write_bug_folder(
         "program_origin": serde_json::from_str::<serde_json::Value>(&l.program.origin).ok(),
     });
     std::fs::write(dir.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
-    std::fs::write(dir.join("README.md"), readme(c, bug, failure, last))?;
+    std::fs::write(dir.join("README.md"), readme(c, bug, failure, last, program))?;
     Ok(())
 }
 
-fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run) -> String {
-    let major = crate::llvm::version().0;
+/// `program`: the bug folder's IR file the commands run.
+fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &str) -> String {
+    // The LLVM under test: Debian's tools of the linked version, or the --opt and its
+    // neighbours.
+    let (opt, lli, version) = match &c.opt {
+        Some(o) => {
+            let lli = o.bin_dir().join("lli");
+            let lli = if lli.is_file() { shell_quote(&lli.display().to_string()) } else { "lli".to_string() };
+            (shell_quote(&o.opt.display().to_string()), lli, o.version.clone())
+        }
+        None => {
+            let major = crate::llvm::version().0;
+            (format!("opt-{major}"), format!("lli-{major}"), crate::llvm::version_string())
+        }
+    };
     let args: String = c.config.llvm_args.iter().map(|a| format!(" {a}")).collect();
-    let ctos_args: String = c.config.llvm_args.iter().map(|a| format!(" --llvm-arg={a}")).collect();
+    let mut ctos_args: String = c.config.llvm_args.iter().map(|a| format!(" --llvm-arg={a}")).collect();
+    if c.opt.is_some() {
+        ctos_args.push_str(&format!(" --opt {opt}"));
+    }
     let verify = if c.config.verify_each == VerifyEach::Off { "" } else { " -verify-each" };
     let pipeline = shell_quote(&bug.reduced);
     let mut text = format!(
@@ -169,7 +197,7 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run) -> String {
         failure.kind.as_str(),
         bug.pass,
         failure.signature,
-        crate::llvm::version_string(),
+        version,
         c.config.seed,
         c.config.selection,
         match c.config.nesting {
@@ -184,10 +212,10 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run) -> String {
     text.push_str("## Reproduce\n\nWith opt:\n\n```sh\n");
     if failure.kind == FailureKind::WrongCode {
         text.push_str(&format!(
-            "opt-{major} -passes={pipeline}{args} program.ll -o optimized.bc\nlli-{major} optimized.bc   # differs from:\nlli-{major} program.ll\n"
+            "{opt} -passes={pipeline}{args} {program} -o optimized.bc\n{lli} optimized.bc   # differs from:\n{lli} {program}\n"
         ));
     } else {
-        text.push_str(&format!("opt-{major} -passes={pipeline}{verify}{args} program.ll -disable-output\n"));
+        text.push_str(&format!("{opt} -passes={pipeline}{verify}{args} {program} -disable-output\n"));
     }
     let exec = if failure.kind == FailureKind::WrongCode { " --exec" } else { "" };
     let ctos_verify = match c.config.verify_each {
@@ -196,7 +224,7 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run) -> String {
         VerifyEach::Every => " --verify-each=every",
     };
     text.push_str(&format!(
-        "```\n\nWith ctos:\n\n```sh\nctos run program.ll --passes {pipeline}{ctos_verify}{exec}{ctos_args}\n```\n\n\
+        "```\n\nWith ctos:\n\n```sh\nctos run {program} --passes {pipeline}{ctos_verify}{exec}{ctos_args}\n```\n\n\
          `original.txt` is the failing sequence before reduction, `outcome.json` the failure as recorded.\n"
     ));
     text
@@ -211,6 +239,7 @@ fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
         verify_each: c.config.verify_each,
         llvm_args: c.config.llvm_args.clone(),
         limits: c.config.limits(),
+        opt: c.opt.clone(),
     };
     let budget = Duration::from_secs_f64(c.config.reduce_programs_seconds);
     let reduced = match super::cvise::reduce_program(&dir.join("program.c"), &check, budget, c.jobs) {
@@ -224,7 +253,7 @@ fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
         }
     };
     if let Some(reduced) = reduced {
-        let module = IrModule::load(&reduced, &crate::llvm::CFrontend::default(), &Default::default())?;
+        let module = IrModule::load(&reduced, &c.frontend, &Default::default())?;
         std::fs::write(dir.join("program.reduced.ll"), module.ir_text())?;
         let mut readme = std::fs::read_to_string(dir.join("README.md"))?;
         readme.push_str(

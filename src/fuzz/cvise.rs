@@ -10,6 +10,7 @@ use anyhow::{bail, Context as _, Result};
 
 use crate::oracle::{Failure, FailureKind, Oracle, Verdict};
 use crate::program::{screen, Screen, Screening, Subject, SubjectSpec};
+use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::{ExecMode, JobSpec, Limits};
 
 /// What `ctos interesting` checks.
@@ -20,13 +21,16 @@ pub struct Interesting {
     pub verify_each: crate::llvm::VerifyEach,
     pub llvm_args: Vec<String>,
     pub limits: Limits,
+    /// The `opt` under test, when not the linked LLVM.
+    pub opt: Option<ExternalOpt>,
 }
 
 impl Interesting {
     /// Whether `program` (C) still shows the failure.
     pub fn holds(&self, program: &Path) -> Result<bool> {
         // A variant that no longer compiles is simply not interesting.
-        let Ok(mut subject) = Subject::load(&SubjectSpec::new(program, &self.llvm_args), 1, self.limits) else {
+        let spec = SubjectSpec::new(program, &self.llvm_args).with_opt(self.opt.as_ref())?;
+        let Ok(mut subject) = Subject::load(&spec, 1, self.limits) else {
             return Ok(false);
         };
         let wrong_code = self.failure.kind == FailureKind::WrongCode;
@@ -63,6 +67,9 @@ impl Interesting {
         let mode = serde_json::to_value(self.verify_each).ok().and_then(|v| v.as_str().map(str::to_string));
         parts.push(format!("--verify-each={}", mode.unwrap_or_default()));
         parts.extend(self.llvm_args.iter().map(|a| q(&format!("--llvm-arg={a}"))));
+        if let Some(opt) = &self.opt {
+            parts.extend(["--opt".to_string(), q(&opt.opt.display().to_string())]);
+        }
         parts.push(program.into());
         parts.join(" ")
     }

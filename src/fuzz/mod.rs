@@ -22,7 +22,9 @@ pub use merge::merge;
 pub use report::{print_report, BugReport};
 pub use stats::Stats;
 
-use crate::program::Generator;
+use crate::llvm::CFrontend;
+use crate::program::{catalog_for, frontend_for, Generator};
+use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::Limits;
 use crate::seq::{Catalog, Nesting, RenderOptions};
 use store::Store;
@@ -70,6 +72,9 @@ pub struct CampaignConfig {
     pub reduce_programs_seconds: f64,
     /// (i, n): this campaign runs shard i of n of the plan.
     pub shard: (usize, usize),
+    /// Test this `opt` (through the agent) instead of the linked LLVM.
+    #[serde(default)]
+    pub opt: Option<PathBuf>,
     pub max_iterations: Option<usize>,
 }
 
@@ -99,6 +104,7 @@ impl Default for CampaignConfig {
             reduce_programs: false,
             reduce_programs_seconds: default_cvise_seconds(),
             shard: (0, 1),
+            opt: None,
             max_iterations: None,
         }
     }
@@ -136,6 +142,10 @@ pub(crate) struct Campaign {
     pub config: CampaignConfig,
     pub store: Store,
     pub catalog: Catalog,
+    /// The `opt` under test, when not the linked LLVM.
+    pub opt: Option<ExternalOpt>,
+    /// How C programs become IR that the LLVM under test reads.
+    pub frontend: CFrontend,
     pub jobs: usize,
     pub started: Instant,
     pub deadline: Option<Instant>,
@@ -169,14 +179,15 @@ pub fn start(dir: &Path, config: CampaignConfig, run: RunOptions) -> Result<()> 
     if dir.join(DB).exists() {
         bail!("{} holds a campaign already: continue it with --resume {}", dir.display(), dir.display());
     }
-    let catalog = Catalog::for_llvm(crate::llvm::version().0)?;
+    let opt = locate_opt(&config)?;
+    let catalog = catalog_for(opt.as_ref())?;
     let checked = check::check(&config, &catalog)?;
     let created_dir = !dir.exists();
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let result = (|| {
         let store = Store::open(&dir.join(DB))?;
         store.set_meta("config", &serde_json::to_string(&config)?)?;
-        store.set_meta("llvm_version", &crate::llvm::version_string())?;
+        store.set_meta("llvm_version", &llvm_version(opt.as_ref()))?;
         store.set_meta("created", &store::now())?;
         if let Some(sequences) = &checked.sequences {
             store.set_meta("sequences", &serde_json::to_string(sequences)?)?;
@@ -247,8 +258,13 @@ pub fn resume(dir: &Path, run: RunOptions, more_iterations: Option<usize>) -> Re
     let mut config: CampaignConfig =
         serde_json::from_str(&store.get_meta("config")?.context("the campaign has no configuration")?)?;
     let version = store.get_meta("llvm_version")?.unwrap_or_default();
-    if version != crate::llvm::version_string() {
-        bail!("the campaign ran on LLVM {version}; this ctos links LLVM {}", crate::llvm::version_string());
+    let opt = locate_opt(&config)?;
+    if version != llvm_version(opt.as_ref()) {
+        let now = match &opt {
+            Some(o) => format!("{} is LLVM {}", o.opt.display(), o.version),
+            None => format!("this ctos links LLVM {}", crate::llvm::version_string()),
+        };
+        bail!("the campaign ran on LLVM {version}; {now}");
     }
     let finished = store.finished_iterations()?;
     let capped = |c: &CampaignConfig| c.max_iterations.is_some_and(|m| finished >= m as i64);
@@ -265,8 +281,19 @@ pub fn resume(dir: &Path, run: RunOptions, more_iterations: Option<usize>) -> Re
     Ok(Resumed::Ran)
 }
 
+/// The `opt` a campaign tests, if not the linked LLVM (its agent built if need be).
+fn locate_opt(config: &CampaignConfig) -> Result<Option<ExternalOpt>> {
+    config.opt.as_deref().map(ExternalOpt::locate).transpose()
+}
+
+/// The version of the LLVM under test.
+fn llvm_version(opt: Option<&ExternalOpt>) -> String {
+    opt.map_or_else(crate::llvm::version_string, |o| o.version.clone())
+}
+
 fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions) -> Result<()> {
     crate::llvm::init();
+    let opt = locate_opt(&config)?;
     let started = Instant::now();
     let sequences = match (&config.sequences_file, store.get_meta("sequences")?) {
         (None, _) => None,
@@ -276,7 +303,9 @@ fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions) -> R
     let mut campaign = Campaign {
         sequences,
         dir: dir.to_path_buf(),
-        catalog: Catalog::for_llvm(crate::llvm::version().0)?,
+        catalog: catalog_for(opt.as_ref())?,
+        frontend: frontend_for(opt.as_ref())?,
+        opt,
         stats: Stats::new(&store, run.status_line)?,
         config,
         store,

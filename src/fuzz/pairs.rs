@@ -49,8 +49,8 @@ pub(super) fn detail_of(run: &Run) -> FailureDetail {
 
 /// The program with the campaign's LLVM flags.
 pub(super) fn load(c: &Campaign, program: &ProgramRow, limits: crate::sandbox::Limits) -> Result<Subject> {
-    Subject::load(&SubjectSpec::new(c.dir.join(&program.ir), &c.config.llvm_args), c.jobs, limits)
-        .with_context(|| format!("loading {}", program.ir))
+    let spec = SubjectSpec::new(c.dir.join(&program.ir), &c.config.llvm_args).with_opt(c.opt.as_ref())?;
+    Subject::load(&spec, c.jobs, limits).with_context(|| format!("loading {}", program.ir))
 }
 
 /// Test this shard's programs of `iteration`; false when time ran out first.

@@ -72,7 +72,8 @@ fn plan_sequences(c: &Campaign, iteration: i64) -> Result<Vec<String>> {
 }
 
 /// Write `bitcode` of program `name` into the campaign's programs folder.
-fn store_program(dir: &Path, name: &str, source: Option<&str>, bitcode: &[u8]) -> Result<(Option<String>, String)> {
+/// Keep a program's C source (if any) and IR (bitcode, or text as a user gave it).
+fn store_program(dir: &Path, name: &str, source: Option<&str>, ir: &[u8]) -> Result<(Option<String>, String)> {
     let programs = dir.join("programs");
     std::fs::create_dir_all(&programs)?;
     let source_rel = source
@@ -82,13 +83,14 @@ fn store_program(dir: &Path, name: &str, source: Option<&str>, bitcode: &[u8]) -
             Ok(rel)
         })
         .transpose()?;
-    let ir_rel = format!("programs/{name}.bc");
-    std::fs::write(dir.join(&ir_rel), bitcode)?;
+    let extension = if ir.starts_with(b"BC\xC0\xDE") { "bc" } else { "ll" };
+    let ir_rel = format!("programs/{name}.{extension}");
+    std::fs::write(dir.join(&ir_rel), ir)?;
     Ok((source_rel, ir_rel))
 }
 
 fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
-    let frontend = CFrontend::default();
+    let frontend = c.frontend.clone();
     if let Some(dir) = c.config.programs_dir.clone() {
         return user_programs(c, &dir, iteration, &frontend);
     }
@@ -149,8 +151,14 @@ fn user_programs(c: &Campaign, dir: &Path, iteration: i64, frontend: &CFrontend)
             .with_context(|| format!("loading {}", file.display()))?;
         let source =
             if file.extension().is_some_and(|e| e == "c") { Some(std::fs::read_to_string(file)?) } else { None };
-        let bitcode = module.bitcode();
-        let (source, ir) = store_program(&c.dir, &name, source.as_deref(), &bitcode)?;
+        // An external opt reads the program as given (or as its clang made it): the linked
+        // LLVM's bitcode may be too new for it.
+        let ir_bytes = match (&c.opt, &source) {
+            (None, _) => module.bitcode(),
+            (Some(_), Some(_)) => frontend.compile(file).map_err(anyhow::Error::msg)?,
+            (Some(_), None) => std::fs::read(file)?,
+        };
+        let (source, ir) = store_program(&c.dir, &name, source.as_deref(), &ir_bytes)?;
         let origin = serde_json::json!({ "file": file });
         rows.push(ProgramRow { id: 0, iteration, name, origin: origin.to_string(), source, ir, status: String::new() });
     }

@@ -9,6 +9,7 @@ use anyhow::{bail, Context as _, Result};
 use crate::llvm::{CFrontend, IrModule, LoadError, TargetSpec};
 use crate::sandbox::agent::{AgentProgram, ExternalOpt};
 use crate::sandbox::{check_pipelines, ExecMode, Execution, JobSpec, Limits, Pool, Rejection};
+use crate::seq::Catalog;
 
 /// Where a program under test comes from and how LLVM is configured for it.
 #[derive(Debug, Clone)]
@@ -25,6 +26,16 @@ pub struct SubjectSpec {
 }
 
 impl SubjectSpec {
+    /// Run the pipelines in `opt` (if any), with C compiled by a clang whose IR that opt
+    /// reads (see [`ExternalOpt::clang`]).
+    pub fn with_opt(mut self, opt: Option<&ExternalOpt>) -> Result<SubjectSpec> {
+        if let Some(o) = opt {
+            self.frontend.clang = o.clang()?;
+        }
+        self.opt = opt.cloned();
+        Ok(self)
+    }
+
     pub fn new(program: impl Into<PathBuf>, llvm_args: &[String]) -> SubjectSpec {
         SubjectSpec {
             program: program.into(),
@@ -34,6 +45,24 @@ impl SubjectSpec {
             opt: None,
         }
     }
+}
+
+/// The passes of the LLVM that runs the pipelines: read from `opt` when one is given
+/// (its passes, not ours), else the linked LLVM's, compiled in.
+pub fn catalog_for(opt: Option<&ExternalOpt>) -> Result<Catalog> {
+    Ok(match opt {
+        Some(o) => Catalog::of_opt(&o.opt, o.major())?,
+        None => Catalog::for_llvm(crate::llvm::version().0)?,
+    })
+}
+
+/// The clang that compiles C programs for `opt` (the linked LLVM's without one).
+pub fn frontend_for(opt: Option<&ExternalOpt>) -> Result<CFrontend> {
+    let mut frontend = CFrontend::default();
+    if let Some(o) = opt {
+        frontend.clang = o.clang()?;
+    }
+    Ok(frontend)
 }
 
 pub struct Subject {

@@ -109,6 +109,10 @@ pub struct FuzzArgs {
     /// Print the report as JSON Lines (see the README) instead of a table.
     #[arg(long)]
     json: bool,
+    /// Test this `opt` (your LLVM build: trunk, assertions on) instead of the linked LLVM,
+    /// through ctos's agent; its passes are read from its -print-passes.
+    #[arg(long, value_name = "PATH")]
+    opt: Option<PathBuf>,
 }
 
 /// The flags that make up a campaign's stored configuration: (argument id, the config
@@ -136,6 +140,7 @@ const CONFIG_FLAGS: &[(&str, &[&str])] = &[
     ("memory", &["memory_mib"]),
     ("reduce_programs", &["reduce_programs"]),
     ("reduce_programs_time", &["reduce_programs_seconds"]),
+    ("opt", &["opt"]),
 ];
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -188,6 +193,7 @@ fn config_of(args: &FuzzArgs) -> CampaignConfig {
         reduce_programs: args.reduce_programs,
         reduce_programs_seconds: args.reduce_programs_time.as_secs_f64(),
         shard: args.shard,
+        opt: absolute(&args.opt),
         max_iterations: args.iterations,
     }
 }
@@ -258,6 +264,8 @@ pub struct InterestingArgs {
     opt_timeout: Duration,
     #[arg(long, default_value = "10", value_parser = parse_duration, allow_hyphen_values = true)]
     exec_timeout: Duration,
+    #[arg(long)]
+    opt: Option<PathBuf>,
     program: PathBuf,
 }
 
@@ -274,6 +282,7 @@ pub fn interesting(args: InterestingArgs) -> Result<ExitCode> {
             exec_timeout: args.exec_timeout,
             ..Default::default()
         },
+        opt: args.opt.as_deref().map(ctos::sandbox::agent::ExternalOpt::locate).transpose()?,
     };
     Ok(if check.holds(&args.program)? { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
