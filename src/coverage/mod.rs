@@ -10,6 +10,7 @@
 //! ```
 
 mod attribution;
+pub mod dwarf;
 mod sites;
 mod spectrum;
 mod traps;
