@@ -60,7 +60,7 @@
 
 namespace {
 
-// Mirrors src/sandbox/wire.rs (tests/agent.rs checks that they agree).
+// Mirrors src/sandbox/wire.rs (a unit test in src/sandbox/agent/mod.rs checks that they agree).
 enum Tag : uint8_t {
   TAG_PHASE = 1,
   TAG_OPT_DONE = 2,
