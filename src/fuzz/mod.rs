@@ -192,7 +192,7 @@ pub fn start(dir: &Path, config: CampaignConfig, run: RunOptions) -> Result<()> 
         if let Some(sequences) = &checked.sequences {
             store.set_meta("sequences", &serde_json::to_string(sequences)?)?;
         }
-        drive(dir, config, store, run)
+        drive(dir, config, store, run, opt)
     })();
     if result.is_err() {
         discard_if_unplanned(dir, created_dir);
@@ -277,7 +277,7 @@ pub fn resume(dir: &Path, run: RunOptions, more_iterations: Option<usize>) -> Re
         return Ok(Resumed::AlreadyDone { iterations: finished });
     }
     store.set_meta("config", &serde_json::to_string(&config)?)?;
-    drive(dir, config, store, run)?;
+    drive(dir, config, store, run, opt)?;
     Ok(Resumed::Ran)
 }
 
@@ -291,9 +291,9 @@ fn llvm_version(opt: Option<&ExternalOpt>) -> String {
     opt.map_or_else(crate::llvm::version_string, |o| o.version.clone())
 }
 
-fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions) -> Result<()> {
+/// `opt`: the campaign's, located by the caller.
+fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions, opt: Option<ExternalOpt>) -> Result<()> {
     crate::llvm::init();
-    let opt = locate_opt(&config)?;
     let started = Instant::now();
     let sequences = match (&config.sequences_file, store.get_meta("sequences")?) {
         (None, _) => None,

@@ -147,17 +147,15 @@ fn user_programs(c: &Campaign, dir: &Path, iteration: i64, frontend: &CFrontend)
     let mut rows = Vec::new();
     for (k, file) in files.iter().enumerate() {
         let name = format!("i{iteration:03}-u{k:03}");
-        let module = IrModule::load(file, frontend, &TargetSpec::default())
-            .with_context(|| format!("loading {}", file.display()))?;
+        let loading = || format!("loading {}", file.display());
+        let bytes = frontend.ir_bytes(file).with_context(loading)?;
+        let module =
+            IrModule::from_bytes(&bytes, &file.display().to_string(), &TargetSpec::default()).with_context(loading)?;
         let source =
             if file.extension().is_some_and(|e| e == "c") { Some(std::fs::read_to_string(file)?) } else { None };
         // An external opt reads the program as given (or as its clang made it): the linked
         // LLVM's bitcode may be too new for it.
-        let ir_bytes = match (&c.opt, &source) {
-            (None, _) => module.bitcode(),
-            (Some(_), Some(_)) => frontend.compile(file).map_err(anyhow::Error::msg)?,
-            (Some(_), None) => std::fs::read(file)?,
-        };
+        let ir_bytes = if c.opt.is_some() { bytes } else { module.bitcode() };
         let (source, ir) = store_program(&c.dir, &name, source.as_deref(), &ir_bytes)?;
         let origin = serde_json::json!({ "file": file });
         rows.push(ProgramRow { id: 0, iteration, name, origin: origin.to_string(), source, ir, status: String::new() });

@@ -67,6 +67,15 @@ impl CFrontend {
         Ok(out.stdout)
     }
 
+    /// The IR of `path` as bytes: compiled when it is C, else read (text or bitcode).
+    pub fn ir_bytes(&self, path: &Path) -> Result<Vec<u8>, super::LoadError> {
+        if path.extension().is_some_and(|e| e == "c") {
+            self.compile(path).map_err(super::LoadError::Frontend)
+        } else {
+            std::fs::read(path).map_err(|source| super::LoadError::Read { path: path.display().to_string(), source })
+        }
+    }
+
     /// The command line, for reproduction instructions.
     pub fn command_line(&self, source: &Path, output: &str) -> String {
         let mut parts = vec![self.clang.display().to_string()];
@@ -81,10 +90,15 @@ impl CFrontend {
     }
 }
 
+/// Debian's `opt` of the linked LLVM version (the same build as the one linked in).
+pub fn linked_opt() -> PathBuf {
+    PathBuf::from(format!("/usr/lib/llvm-{}/bin/opt", super::version().0))
+}
+
 /// What `opt --help-hidden` of this LLVM version prints: every `cl::opt` with its type.
 pub fn opt_hidden_options() -> Result<String, String> {
     let major = super::version().0;
-    let opt = PathBuf::from(format!("/usr/lib/llvm-{major}/bin/opt"));
+    let opt = linked_opt();
     let out = Command::new(&opt)
         .arg("--help-hidden")
         .stdin(std::process::Stdio::null())
@@ -97,7 +111,7 @@ pub fn opt_hidden_options() -> Result<String, String> {
 /// (`-print-pipeline-passes`): `default<O3>` becomes the explicit nested pipeline.
 pub fn print_pipeline_passes(pipeline: &str) -> Result<String, String> {
     let major = super::version().0;
-    let opt = PathBuf::from(format!("/usr/lib/llvm-{major}/bin/opt"));
+    let opt = linked_opt();
     let out = Command::new(&opt)
         .arg(format!("-passes={pipeline}"))
         .args(["-print-pipeline-passes", "-disable-output", "-"])

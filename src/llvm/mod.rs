@@ -13,7 +13,7 @@ use std::sync::Once;
 use inkwell::targets::{InitializationConfig, Target, TargetMachine};
 
 pub use cfg::{opcode_name, BlockCfg, FunctionCfg};
-pub use frontend::{clang_for_this_llvm, opt_hidden_options, print_pipeline_passes, CFrontend};
+pub use frontend::{clang_for_this_llvm, linked_opt, opt_hidden_options, print_pipeline_passes, CFrontend};
 pub use module::{IrModule, LoadError, PassWatch, TargetSpec, VerifyEach};
 pub use process::{install_fatal_error_handler, override_symbol, parse_llvm_args, FatalHandler};
 

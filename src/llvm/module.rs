@@ -147,13 +147,7 @@ fn parse_in(context: &Context, bytes: &[u8], name: &str) -> Result<Module<'stati
 impl IrModule {
     /// Load `.ll`, `.bc`, or `.c` (through clang, see [`CFrontend`]).
     pub fn load(path: &Path, frontend: &CFrontend, target: &TargetSpec) -> Result<IrModule, LoadError> {
-        let name = path.display().to_string();
-        let bytes = if path.extension().is_some_and(|e| e == "c") {
-            frontend.compile(path).map_err(LoadError::Frontend)?
-        } else {
-            std::fs::read(path).map_err(|source| LoadError::Read { path: name.clone(), source })?
-        };
-        IrModule::from_bytes(&bytes, &name, target)
+        IrModule::from_bytes(&frontend.ir_bytes(path)?, &path.display().to_string(), target)
     }
 
     /// Textual IR or bitcode (recognised by its magic number).

@@ -26,8 +26,7 @@ impl ScriptOracle {
         if meta.permissions().mode() & 0o111 == 0 {
             return Err(format!("the oracle script {} is not executable (chmod +x it)", script.display()));
         }
-        let major = crate::llvm::version().0;
-        Ok(ScriptOracle { script, opt: PathBuf::from(format!("/usr/lib/llvm-{major}/bin/opt")) })
+        Ok(ScriptOracle { script, opt: crate::llvm::linked_opt() })
     }
 
     /// Whether the bug fires under `pipeline`; `Err` when the script cannot say.

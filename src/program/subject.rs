@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context as _, Result};
 
-use crate::llvm::{CFrontend, IrModule, LoadError, TargetSpec};
+use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::sandbox::agent::{AgentProgram, ExternalOpt};
 use crate::sandbox::{check_pipelines, ExecMode, Execution, JobSpec, Limits, Pool, Rejection};
 use crate::seq::Catalog;
@@ -81,10 +81,7 @@ impl Subject {
         }
         let name = spec.program.display().to_string();
         let is_c = spec.program.extension().is_some_and(|e| e == "c");
-        let bytes = match is_c {
-            true => spec.frontend.compile(&spec.program).map_err(LoadError::Frontend)?,
-            false => std::fs::read(&spec.program).with_context(|| format!("cannot read {name}"))?,
-        };
+        let bytes = spec.frontend.ir_bytes(&spec.program)?;
         let mut module = IrModule::from_bytes(&bytes, &name, &target).with_context(|| match &spec.opt {
             Some(_) => format!("the linked LLVM {} reads the program too", crate::llvm::version_string()),
             None => format!("loading {name}"),

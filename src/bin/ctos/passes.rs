@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use ctos::output;
-use ctos::sandbox::agent::identify;
+use ctos::sandbox::agent::{identify, major_of};
 use ctos::seq::{Catalog, Kind};
 use serde::Serialize;
 
@@ -84,17 +84,10 @@ pub fn main(args: PassesArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn major_of(version: &str) -> u32 {
-    version.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0)
-}
-
 fn write_catalog(dir: &Path, opt: Option<(PathBuf, String)>) -> Result<ExitCode> {
     let (opt, major) = match opt {
         Some((path, version)) => (path, major_of(&version)),
-        None => {
-            let major = ctos::llvm::version().0;
-            (PathBuf::from(format!("/usr/lib/llvm-{major}/bin/opt")), major)
-        }
+        None => (ctos::llvm::linked_opt(), ctos::llvm::version().0),
     };
     let tables = ctos::seq::catalog_tables(&opt, major).map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;

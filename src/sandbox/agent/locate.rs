@@ -34,7 +34,7 @@ impl ExternalOpt {
     }
 
     pub fn major(&self) -> u32 {
-        self.version.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0)
+        major_of(&self.version)
     }
 
     /// The folder `opt` is in (where its `clang`, `llvm-config` and `lli` would be).
@@ -62,6 +62,11 @@ impl ExternalOpt {
             self.major()
         )
     }
+}
+
+/// `23` of `23.1.4`.
+pub fn major_of(version: &str) -> u32 {
+    version.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0)
 }
 
 /// The canonical path of the `opt` at `path` and its LLVM version (`X.Y.Z`), without

@@ -26,7 +26,7 @@ use super::symbols::Symbolizer;
 use super::{ExecMode, JobSpec, Limits};
 use crate::llvm::VerifyEach;
 
-pub use locate::{identify, ExternalOpt};
+pub use locate::{identify, major_of, ExternalOpt};
 
 /// The program an agent serves, and how its target is configured.
 #[derive(Debug, Clone, Default)]
