@@ -230,3 +230,64 @@ fn a_campaign_against_an_external_opt_writes_a_bug_folder_that_names_it() {
     assert!(stderr.contains("Instruction does not dominate all uses!"), "{command}: {stderr}");
     assert!(readme.contains(&format!("--opt {canonical}")), "{readme}");
 }
+
+/// The files `ctos run --coverage functions --json ARGS` names for its first run.
+fn covered_files(args: &[String]) -> (Value, Vec<String>) {
+    let mut args = args.to_vec();
+    args.extend(strings(&["--coverage", "functions"]));
+    let (_, runs) = run_json(&args);
+    let coverage = runs[0]["coverage"].clone();
+    let files = coverage["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect();
+    (runs[0].clone(), files)
+}
+
+#[test]
+fn coverage_of_licm_inside_llvm_23_names_licm_cpp_from_its_dwarf() {
+    let licm = "llvm/lib/Transforms/Scalar/LICM.cpp";
+    let (run, files) = covered_files(&strings(&[&csmith(), "-p", "function(loop-mssa(licm))", "--opt", &opt23()]));
+    assert!(files.iter().any(|f| f == licm), "{run}");
+    assert!(run["coverage"]["elements"].as_u64().unwrap() > 100, "{run}");
+    let (run, files) = covered_files(&strings(&[&csmith(), "-p", "function(instcombine)", "--opt", &opt23()]));
+    assert!(!files.iter().any(|f| f == licm), "{run}");
+    assert!(files.iter().any(|f| f.contains("InstCombine")), "{run}");
+}
+
+/// Debian's libLLVM.so has only `.dynsym`: the linked LLVM's symbol table names the files.
+#[test]
+fn coverage_inside_debians_opt_names_the_files_the_in_process_engine_names() {
+    let args = strings(&[&csmith(), "-p", "function(sroa)"]);
+    let (_, inside) = covered_files(&args);
+    let (run, outside) = covered_files(&with_opt(&args, &opt()));
+    assert!(outside.iter().any(|f| f == "llvm/lib/Transforms/Scalar/SROA.cpp"), "{run}");
+    let shared = outside.iter().filter(|f| inside.contains(f)).count();
+    assert!(shared * 10 >= outside.len() * 9, "inside {inside:?}\noutside {outside:?}");
+}
+
+/// The record is shared memory: a child that crashes leaves what it covered.
+#[test]
+fn a_crashing_child_inside_opt_19_leaves_its_coverage() {
+    let args = strings(&[&bug("147869", "repro.ll"), "-p", "loop-simplifycfg", "--opt", "/usr/lib/llvm-19/bin/opt"]);
+    let mut with_coverage = args.clone();
+    with_coverage.extend(strings(&["--coverage", "blocks"]));
+    let (_, runs) = run_json(&with_coverage);
+    assert_eq!(runs[0]["outcome"], "crash", "{}", runs[0]);
+    assert!(runs[0]["coverage"]["elements"].as_u64().unwrap() > 50, "{}", runs[0]);
+}
+
+#[cfg(not(feature = "llvm19"))]
+#[test]
+fn locseq_isolate_inside_opt_22_ranks_the_slp_vectorizer_in_the_top_3() {
+    let mut args = strings(&["isolate", &bug("191714", "seq.txt"), &bug("191714", "repro.ll"), "--opt", &opt()]);
+    args.extend(bug_llvm_args("191714"));
+    args.extend(strings(&["--time", "8", "--json"]));
+    let out = Command::new(env!("CARGO_BIN_EXE_locseq")).args(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(lines[0]["opt"].as_str().unwrap().ends_with("opt"), "{}", lines[0]);
+    let rank = lines
+        .iter()
+        .find(|l| l["type"] == "file" && l["path"] == "llvm/lib/Transforms/Vectorize/SLPVectorizer.cpp")
+        .map(|l| l["rank"].as_u64().unwrap());
+    assert!(rank.is_some_and(|r| r <= 3), "rank {rank:?}");
+}

@@ -26,14 +26,52 @@ pub struct Attribution {
     pub files: Vec<String>,
     /// Sorted by address.
     pub functions: Vec<LlvmFunction>,
+    /// Why the functions of some LLVM library have no file at all, to say once.
+    pub unattributed_note: Option<String>,
 }
 
-struct Table {
+pub(super) struct Table {
     files: Vec<String>,
     owners: Vec<(u64, u32)>,
 }
 
-fn read_table() -> Table {
+/// Which archive member of the linked LLVM defines a function.
+pub(super) enum Owner<'a> {
+    File(&'a str),
+    /// Several members do: whichever copy the linker kept says nothing.
+    Shared,
+}
+
+impl Table {
+    pub(super) fn owner(&self, mangled: &str) -> Option<Owner<'_>> {
+        let hash = xxhash_rust::xxh3::xxh3_64(mangled.as_bytes());
+        let i = self.owners.binary_search_by_key(&hash, |e| e.0).ok()?;
+        Some(match self.owners[i].1 {
+            SHARED => Owner::Shared,
+            owner => Owner::File(&self.files[owner as usize]),
+        })
+    }
+}
+
+/// Source files numbered in the order they are first met.
+#[derive(Default)]
+pub(super) struct FileIds {
+    pub files: Vec<String>,
+    ids: HashMap<String, u32>,
+}
+
+impl FileIds {
+    pub fn id(&mut self, path: &str) -> u32 {
+        if let Some(&id) = self.ids.get(path) {
+            return id;
+        }
+        self.files.push(path.to_string());
+        self.ids.insert(path.to_string(), (self.files.len() - 1) as u32);
+        (self.files.len() - 1) as u32
+    }
+}
+
+pub(super) fn read_table() -> Table {
     let mut at = 8;
     assert_eq!(&TABLE[..8], b"CTOSOBJ1", "corrupt llvm_objects.bin");
     let u32_at = |at: &mut usize| {
@@ -65,26 +103,21 @@ impl Attribution {
     pub fn of_this_process() -> Attribution {
         let table = read_table();
         let symbols = Symbolizer::this_process();
-        let mut used: HashMap<u32, u32> = HashMap::new();
-        let mut files = Vec::new();
+        let mut files = FileIds::default();
         let mut functions = Vec::new();
         for (link_addr, size, name) in symbols.functions() {
             if *size == 0 {
                 continue;
             }
-            let hash = xxhash_rust::xxh3::xxh3_64(name.as_bytes());
-            let Ok(i) = table.owners.binary_search_by_key(&hash, |e| e.0) else { continue };
-            let owner = table.owners[i].1;
-            let file = (owner != SHARED).then(|| {
-                *used.entry(owner).or_insert_with(|| {
-                    files.push(table.files[owner as usize].clone());
-                    (files.len() - 1) as u32
-                })
-            });
+            let file = match table.owner(name) {
+                None => continue,
+                Some(Owner::Shared) => None,
+                Some(Owner::File(path)) => Some(files.id(path)),
+            };
             functions.push(LlvmFunction { addr: link_addr + symbols.bias, size: *size, mangled: name.clone(), file });
         }
         functions.sort_by_key(|f| f.addr);
-        Attribution { files, functions }
+        Attribution { files: files.files, functions, unattributed_note: None }
     }
 
     pub fn file_of(&self, function: usize) -> Option<&str> {

@@ -30,6 +30,15 @@ pub fn debug_file_of(library: &Path) -> Option<PathBuf> {
     [dir.join(name), dir.join(".debug").join(name), global.join(name)].into_iter().find(|p| p.is_file())
 }
 
+/// The file's bytes, mapped: debug files run to hundreds of megabytes, of which only the
+/// sections read are paged in.
+pub fn map(path: &Path) -> std::io::Result<memmap2::Mmap> {
+    let file = std::fs::File::open(path)?;
+    // Safety: the mapping is read-only; a library rewritten while we read it would give
+    // wrong names, not unsoundness we rely on.
+    unsafe { memmap2::Mmap::map(&file) }
+}
+
 /// `…/llvm-project/llvm/lib/Transforms/Scalar/LICM.cpp` as LLVM's repository names it.
 fn repository_path(path: &str) -> String {
     for root in ["/llvm/lib/", "/llvm/include/", "/llvm/tools/", "/llvm/utils/"] {
@@ -43,7 +52,7 @@ fn repository_path(path: &str) -> String {
 impl UnitFiles {
     /// Read the compile units of the DWARF in `debug_file`.
     pub fn load(debug_file: &Path) -> Result<UnitFiles, String> {
-        let data = std::fs::read(debug_file).map_err(|e| format!("{}: {e}", debug_file.display()))?;
+        let data = map(debug_file).map_err(|e| format!("{}: {e}", debug_file.display()))?;
         let file = object::File::parse(&*data).map_err(|e| format!("{}: {e}", debug_file.display()))?;
         let load = |id: gimli::SectionId| -> Result<Cow<[u8]>, gimli::Error> {
             Ok(file

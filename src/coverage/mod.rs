@@ -1,16 +1,17 @@
-//! Compiler coverage of the linked LLVM, mapped to LLVM source files, without a
-//! coverage-instrumented LLVM: one-shot breakpoints at function entries or block starts
-//! of the statically linked LLVM, recorded per sandboxed child.
+//! Compiler coverage, mapped to LLVM source files, without a coverage-instrumented LLVM:
+//! one-shot breakpoints at function entries or block starts of the statically linked
+//! LLVM — or, for a pool inside an external `opt`, of that `opt` and its `libLLVM.so`,
+//! armed by the agent there — recorded per sandboxed child.
 //!
 //! ```ignore
-//! let coverage = Coverage::arm(Granularity::Functions);
-//! pool.set_observer(coverage.observer());
+//! let coverage = Coverage::arm_for(&mut pool, Granularity::Functions)?;
 //! // jobs with `observe: true` come back with `run.trace`
 //! let spectrum = coverage.spectrum(run.trace.as_deref().unwrap());
 //! ```
 
 mod attribution;
 pub mod dwarf;
+mod external;
 mod sites;
 mod spectrum;
 mod traps;
@@ -23,7 +24,7 @@ pub use attribution::{Attribution, LlvmFunction};
 pub use sites::Sites;
 pub use spectrum::{FileHits, Spectrum, Summary};
 
-use crate::sandbox::Observer;
+use crate::sandbox::{Observer, Pool};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -53,9 +54,12 @@ pub struct Coverage {
 struct State {
     sites: Vec<&'static Sites>,
     armed: Option<Granularity>,
+    /// Tables of external `opt`s, by granularity and the objects' load biases and paths
+    /// (the agent runs `opt` without address randomization, so these repeat).
+    external: Vec<((Granularity, Vec<(u64, std::path::PathBuf)>), &'static Sites)>,
 }
 
-static STATE: Mutex<State> = Mutex::new(State { sites: Vec::new(), armed: None });
+static STATE: Mutex<State> = Mutex::new(State { sites: Vec::new(), armed: None, external: Vec::new() });
 
 impl Coverage {
     /// Arm every site of `granularity` in this process (tens of milliseconds for
@@ -83,6 +87,33 @@ impl Coverage {
         Coverage { sites }
     }
 
+    /// Arm every site of `granularity` where `pool`'s children run — this process, or the
+    /// external `opt` its agent runs in (seconds the first time: its symbols, DWARF and
+    /// code are read) — and let the pool record observed jobs.
+    pub fn arm_for(pool: &mut Pool, granularity: Granularity) -> anyhow::Result<Coverage> {
+        let coverage = match (pool.external_objects(), pool.external_opt()) {
+            (Some(objects), Some(opt)) => {
+                let key = (granularity, objects);
+                let mut state = STATE.lock().unwrap();
+                let sites = match state.external.iter().find(|(k, _)| *k == key) {
+                    Some((_, s)) => *s,
+                    None => {
+                        let s = external::external_sites(&key.1, &opt.version, granularity)?;
+                        let s: &'static Sites = Box::leak(Box::new(s));
+                        state.external.push((key, s));
+                        s
+                    }
+                };
+                drop(state);
+                pool.arm_external(&sites.addrs)?;
+                Coverage { sites }
+            }
+            _ => Coverage::arm(granularity),
+        };
+        pool.set_observer(coverage.observer());
+        Ok(coverage)
+    }
+
     /// An observer for a [`crate::sandbox::Pool`]: each observed child records its hits.
     pub fn observer(&self) -> Box<dyn Observer> {
         Box::new(traps::TrapObserver::new(self.sites.len()))
@@ -99,6 +130,15 @@ pub fn disarm() {
     let mut state = STATE.lock().unwrap();
     traps::disarm();
     state.armed = None;
+}
+
+/// Take every breakpoint out of where `pool`'s children run.
+pub fn disarm_for(pool: &mut Pool) -> anyhow::Result<()> {
+    match pool.external_opt() {
+        Some(_) => pool.arm_external(&[])?,
+        None => disarm(),
+    }
+    Ok(())
 }
 
 impl Sites {

@@ -2,7 +2,7 @@
 
 use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction};
 
-use super::attribution::Attribution;
+use super::attribution::{Attribution, LlvmFunction};
 use super::Granularity;
 
 /// The coverage elements of one granularity. Site `i` is at `addrs[i]` in function
@@ -12,23 +12,26 @@ pub struct Sites {
     pub attribution: Attribution,
     pub addrs: Vec<u64>,
     pub function: Vec<u32>,
-    /// The code byte each breakpoint replaces.
+    /// The code byte each breakpoint replaces; empty for sites in another process (the
+    /// agent inside an external `opt` keeps its own).
     pub(super) original: Vec<u8>,
 }
 
 impl Sites {
-    /// Build the table; no breakpoint may be armed meanwhile (the code is read).
+    /// The table of this process's LLVM; no breakpoint may be armed meanwhile (the code
+    /// is read).
     pub fn new(granularity: Granularity) -> Sites {
         let attribution = Attribution::of_this_process();
-        let (addrs, function) = match granularity {
-            Granularity::Functions => (
-                attribution.functions.iter().map(|f| f.addr).collect(),
-                (0..attribution.functions.len() as u32).collect(),
-            ),
-            Granularity::Blocks => block_leaders(&attribution),
-        };
+        // The code is mapped in this process; it is read before any breakpoint is armed.
+        let code = |f: &LlvmFunction| Some(unsafe { std::slice::from_raw_parts(f.addr as *const u8, f.size as usize) });
+        let (addrs, function) = sites_of(&attribution, granularity, code);
         let original = addrs.iter().map(|&a: &u64| unsafe { *(a as *const u8) }).collect();
         Sites { granularity, attribution, addrs, function, original }
+    }
+
+    /// Whether the sites are addresses of this process (else of an external `opt`).
+    pub fn in_this_process(&self) -> bool {
+        self.original.len() == self.addrs.len()
     }
 
     pub fn len(&self) -> usize {
@@ -45,18 +48,36 @@ impl Sites {
     }
 }
 
+/// The sites of `granularity` over the functions of `attribution`, whose bytes `code`
+/// gives (None: the function is left out of block sites).
+pub(super) fn sites_of<'a>(
+    attribution: &Attribution,
+    granularity: Granularity,
+    code: impl Fn(&LlvmFunction) -> Option<&'a [u8]>,
+) -> (Vec<u64>, Vec<u32>) {
+    match granularity {
+        Granularity::Functions => (
+            attribution.functions.iter().map(|f| f.addr).collect(),
+            (0..attribution.functions.len() as u32).collect(),
+        ),
+        Granularity::Blocks => block_leaders(attribution, code),
+    }
+}
+
 /// Block leaders by a linear sweep of each function: the entry, branch targets inside
 /// the function, and the instruction after every branch, return or trap. Only addresses
 /// that are instruction boundaries of the sweep are kept, so a breakpoint never lands
 /// inside an instruction. Blocks reached only through jump tables are missed.
-fn block_leaders(attribution: &Attribution) -> (Vec<u64>, Vec<u32>) {
+fn block_leaders<'a>(
+    attribution: &Attribution,
+    code_of: impl Fn(&LlvmFunction) -> Option<&'a [u8]>,
+) -> (Vec<u64>, Vec<u32>) {
     let mut addrs = Vec::new();
     let mut function = Vec::new();
     let mut starts = Vec::new();
     let mut leaders = Vec::new();
     for (fi, f) in attribution.functions.iter().enumerate() {
-        // The code is mapped in this process; read it before any breakpoint is armed.
-        let code = unsafe { std::slice::from_raw_parts(f.addr as *const u8, f.size as usize) };
+        let Some(code) = code_of(f) else { continue };
         let end = f.addr + f.size;
         let mut decoder = Decoder::with_ip(64, code, f.addr, DecoderOptions::NONE);
         let mut instr = Instruction::default();
@@ -105,14 +126,15 @@ impl Sites {
         let functions = files
             .iter()
             .enumerate()
-            .map(|(i, &file)| super::LlvmFunction {
+            .map(|(i, &file)| LlvmFunction {
                 addr: 0x1000 * (i as u64 + 1),
                 size: 0x100,
                 mangled: format!("f{i}"),
                 file,
             })
             .collect();
-        let attribution = Attribution { files: (0..n_files).map(|f| format!("file{f}.cpp")).collect(), functions };
+        let files = (0..n_files).map(|f| format!("file{f}.cpp")).collect();
+        let attribution = Attribution { files, functions, unattributed_note: None };
         Sites {
             granularity: Granularity::Functions,
             attribution,

@@ -9,6 +9,7 @@
 //! The parent runs LLVM code too (loading modules); it restores what it hits and re-arms
 //! those sites before the next fork.
 
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 use super::sites::Sites;
@@ -113,10 +114,11 @@ fn rearm_parent() {
     }
 }
 
-/// A shared-memory record per concurrent child.
+/// A shared-memory record per concurrent child: a memory file, so that an agent inside
+/// an external `opt` can map it into its children too.
 pub struct TrapObserver {
     capacity: usize,
-    records: Vec<*mut u8>,
+    records: Vec<(std::fs::File, *mut u8)>,
     free: Vec<usize>,
 }
 
@@ -135,31 +137,37 @@ impl Observer for TrapObserver {
         rearm_parent();
         let slot = self.free.pop().unwrap_or_else(|| {
             // Untouched pages cost nothing: the record is sized for every site once.
+            let file = crate::sandbox::memfd(c"ctos-coverage").expect("cannot make a coverage record");
+            file.set_len(self.bytes() as u64).expect("cannot size a coverage record");
             let p = unsafe {
                 libc::mmap(
                     std::ptr::null_mut(),
                     self.bytes(),
                     libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                    -1,
+                    libc::MAP_SHARED | libc::MAP_NORESERVE,
+                    file.as_raw_fd(),
                     0,
                 )
             };
             assert_ne!(p, libc::MAP_FAILED, "cannot map a coverage record");
-            self.records.push(p as *mut u8);
+            self.records.push((file, p as *mut u8));
             self.records.len() - 1
         });
-        unsafe { std::ptr::write_volatile(self.records[slot] as *mut u64, 0) };
+        unsafe { std::ptr::write_volatile(self.records[slot].1 as *mut u64, 0) };
         slot
     }
 
+    fn record_fd(&self, slot: usize) -> Option<std::os::fd::RawFd> {
+        Some(self.records[slot].0.as_raw_fd())
+    }
+
     fn in_child(&mut self, slot: usize) {
-        RECORD.store(self.records[slot], Ordering::Relaxed);
+        RECORD.store(self.records[slot].1, Ordering::Relaxed);
         IN_CHILD.store(true, Ordering::Relaxed);
     }
 
     fn collect(&mut self, slot: usize) -> Vec<u32> {
-        let record = self.records[slot];
+        let record = self.records[slot].1;
         let n = unsafe { std::ptr::read_volatile(record as *const u64) } as usize;
         let n = n.min(self.capacity);
         let hits = unsafe { std::slice::from_raw_parts(record.add(8) as *const u32, n) }.to_vec();
@@ -170,8 +178,8 @@ impl Observer for TrapObserver {
 
 impl Drop for TrapObserver {
     fn drop(&mut self) {
-        for &r in &self.records {
-            unsafe { libc::munmap(r as *mut libc::c_void, self.bytes()) };
+        for (_, r) in &self.records {
+            unsafe { libc::munmap(*r as *mut libc::c_void, self.bytes()) };
         }
     }
 }

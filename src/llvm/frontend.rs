@@ -95,29 +95,33 @@ pub fn linked_opt() -> PathBuf {
     PathBuf::from(format!("/usr/lib/llvm-{}/bin/opt", super::version().0))
 }
 
-/// What `opt --help-hidden` of this LLVM version prints: every `cl::opt` with its type.
-pub fn opt_hidden_options() -> Result<String, String> {
-    let major = super::version().0;
-    let opt = linked_opt();
-    let out = Command::new(&opt)
+/// Why `opt` could not be run: for the linked version's, the package that brings it.
+fn cannot_run(opt: &Path, e: std::io::Error) -> String {
+    match *opt == linked_opt() {
+        true => format!("cannot run {}: {e} (install llvm-{}-tools)", opt.display(), super::version().0),
+        false => format!("cannot run {}: {e}", opt.display()),
+    }
+}
+
+/// What `opt --help-hidden` prints: every `cl::opt` of its LLVM with its type.
+pub fn opt_hidden_options(opt: &Path) -> Result<String, String> {
+    let out = Command::new(opt)
         .arg("--help-hidden")
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {}: {e} (install llvm-{major}-tools)", opt.display()))?;
+        .map_err(|e| cannot_run(opt, e))?;
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// The pipeline text `opt` of this LLVM version prints for `pipeline`
-/// (`-print-pipeline-passes`): `default<O3>` becomes the explicit nested pipeline.
-pub fn print_pipeline_passes(pipeline: &str) -> Result<String, String> {
-    let major = super::version().0;
-    let opt = linked_opt();
-    let out = Command::new(&opt)
+/// The pipeline text `opt` prints for `pipeline` (`-print-pipeline-passes`): `default<O3>`
+/// becomes the explicit nested pipeline.
+pub fn print_pipeline_passes(opt: &Path, pipeline: &str) -> Result<String, String> {
+    let out = Command::new(opt)
         .arg(format!("-passes={pipeline}"))
         .args(["-print-pipeline-passes", "-disable-output", "-"])
         .stdin(std::process::Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {}: {e} (install llvm-{major}-tools)", opt.display()))?;
+        .map_err(|e| cannot_run(opt, e))?;
     if !out.status.success() {
         return Err(format!("{} rejects '{pipeline}': {}", opt.display(), String::from_utf8_lossy(&out.stderr).trim()));
     }

@@ -8,6 +8,7 @@ use super::isolate::{isolate, Inapplicable, IsolateOptions, Progress};
 use super::sbfl::{metrics, Metrics};
 use super::search::Strategy;
 use crate::program::{Subject, SubjectSpec};
+use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::Limits;
 use crate::seq::{Catalog, Sequence};
 
@@ -32,6 +33,8 @@ pub struct Attempt {
     pub seconds: f64,
     pub search_seconds: f64,
     pub reduced: String,
+    /// Why some of the LLVM's code has no source file, if it has not.
+    pub unattributed: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -155,19 +158,21 @@ pub struct EvalSetup<'a> {
     pub jobs: usize,
     pub limits: Limits,
     pub catalog: &'a Catalog,
+    /// Run the bugs in this `opt` instead of the linked LLVM.
+    pub opt: Option<ExternalOpt>,
 }
 
 /// Isolate `bug` `repeat` times (seeds 1..=repeat) with `strategy`; skip it, with the
-/// reason, when it does not fire on the linked LLVM.
+/// reason, when it does not fire on the LLVM under test.
 pub fn evaluate_bug(
     bug: &BenchBug,
     strategy: Strategy,
     setup: &EvalSetup,
     progress: &mut dyn Progress,
 ) -> Result<BugResult> {
-    let EvalSetup { base, repeat, jobs, limits, catalog } = setup;
+    let EvalSetup { base, repeat, jobs, limits, catalog, opt } = setup;
     let (repeat, jobs, limits, catalog) = (*repeat, *jobs, *limits, *catalog);
-    let major = crate::llvm::version().0;
+    let major = opt.as_ref().map_or(crate::llvm::version().0, ExternalOpt::major);
     let result = |outcome| BugResult {
         bug: bug.id.clone(),
         kind: bug.kind.clone(),
@@ -181,7 +186,8 @@ pub fn evaluate_bug(
             reason: format!("fires on LLVM {}, not on {major}", fires.join(", ")),
         }));
     }
-    let spec = SubjectSpec { driver: bug.driver.clone(), ..SubjectSpec::new(&bug.program, &bug.llvm_args) };
+    let spec = SubjectSpec { driver: bug.driver.clone(), ..SubjectSpec::new(&bug.program, &bug.llvm_args) }
+        .with_opt(opt.as_ref())?;
     let mut subject = Subject::load(&spec, jobs, limits).with_context(|| format!("bug {}", bug.id))?;
     let buggy = Sequence::parse(&bug.pipeline, catalog).with_context(|| format!("bug {}: seq.txt", bug.id))?;
     let mut attempts = Vec::new();
@@ -212,6 +218,7 @@ pub fn evaluate_bug(
             seconds: isolation.seconds_total,
             search_seconds: isolation.stats.seconds,
             reduced: isolation.reduced,
+            unattributed: isolation.unattributed,
         });
     }
     Ok(result(BugOutcome::Ranked { attempts }))

@@ -160,6 +160,9 @@ pub struct Isolation {
     /// The file of the culprit pass's `run` method: a ranking on its own (see `locseq eval`).
     pub culprit_file: Option<String>,
     pub notes: Vec<String>,
+    /// Why some of the LLVM's code has no source file (inside an external `opt` without
+    /// DWARF or a matching symbol table): those elements rank no file.
+    pub unattributed: Option<String>,
     pub failing_elements: usize,
     pub failing_files: usize,
     /// Printed as records of their own (`file`, `witness`), not in the summary.
@@ -282,9 +285,13 @@ pub fn isolate(
     progress: &mut dyn Progress,
 ) -> Result<Isolation> {
     let started = Instant::now();
-    let checked = opts.check(catalog)?;
+    let mut checked = opts.check(catalog)?;
+    let opt = pool.opt_path();
+    if let Some(script) = checked.script.as_mut() {
+        script.opt = opt.clone();
+    }
     // Reproduction and reduction need no coverage: run them without breakpoints.
-    coverage::disarm();
+    coverage::disarm_for(pool)?;
     let mut runner = Runner {
         pool,
         module,
@@ -302,7 +309,7 @@ pub fn isolate(
     let mut notes = Vec::new();
     let mut current = buggy.clone();
 
-    let expanded = buggy.expand_pipelines(catalog, &mut |p| print_pipeline_passes(p)).map_err(anyhow::Error::msg)?;
+    let expanded = buggy.expand_pipelines(catalog, &mut |p| print_pipeline_passes(&opt, p)).map_err(anyhow::Error::msg)?;
     if expanded != *buggy {
         let text = runner.text(&expanded)?;
         let run = runner.run(&text, false)?;
@@ -351,8 +358,7 @@ pub fn isolate(
     let seconds_reproduce_and_reduce = started.elapsed().as_secs_f64();
 
     progress.phase("recording the failing run's coverage");
-    let coverage = Coverage::arm(opts.granularity);
-    runner.pool.set_observer(coverage.observer());
+    let coverage = Coverage::arm_for(runner.pool, opts.granularity)?;
     let sites = coverage.sites;
     let filter = FileFilter::new(sites, &opts.file_prefixes, opts.cpp_only);
     let culprit_file =
@@ -382,7 +388,7 @@ pub fn isolate(
 
     let (genes, table) = genes_and_table(&current, catalog, &opts.candidates)?;
     let space = match &culprit {
-        Some(c) if opts.configs || opts.strategy == Strategy::Configs => match crate::llvm::opt_hidden_options() {
+        Some(c) if opts.configs || opts.strategy == Strategy::Configs => match crate::llvm::opt_hidden_options(&opt) {
             Ok(help) => Some(ConfigSpace::new(&current, c, catalog, &help, runner.pool.llvm_args())),
             Err(e) => {
                 notes.push(format!("no configurations: {e}"));
@@ -443,6 +449,7 @@ pub fn isolate(
         culprit,
         culprit_file,
         notes,
+        unattributed: sites.attribution.unattributed_note.clone(),
         failing_elements: failing.len(),
         failing_files: failing.files.len(),
         ranking,

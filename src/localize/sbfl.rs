@@ -133,10 +133,13 @@ pub fn metrics(ranks: &[Vec<Option<usize>>], uncovered_rank: &[usize]) -> Metric
             fix_files.iter().map(|r| r.unwrap_or(uncovered)).collect()
         };
         let best = *resolved.iter().min().expect("non-empty");
-        m.top1 += usize::from(best <= 1);
-        m.top5 += usize::from(best <= 5);
-        m.top10 += usize::from(best <= 10);
-        m.top20 += usize::from(best <= 20);
+        // Past the last rank is a miss however few files were ranked (none, when the LLVM's
+        // code could not be attributed): only a covered fix file counts toward Top-n.
+        let found = fix_files.iter().flatten().min().copied().unwrap_or(usize::MAX);
+        m.top1 += usize::from(found <= 1);
+        m.top5 += usize::from(found <= 5);
+        m.top10 += usize::from(found <= 10);
+        m.top20 += usize::from(found <= 20);
         m.mfr += best as f64;
         m.mar += resolved.iter().sum::<usize>() as f64 / resolved.len() as f64;
     }
@@ -269,5 +272,13 @@ mod tests {
         // best ranks 101 and 20; mean ranks 101 and 20.5
         assert_close(m.mfr, 60.5);
         assert_close(m.mar, 60.75);
+    }
+
+    #[test]
+    fn an_uncovered_fix_file_is_no_top_n_hit_when_few_files_are_ranked() {
+        // Nothing ranked: "one past the last rank" is 1, yet nothing was found.
+        let m = metrics(&[vec![None], vec![None, Some(3)]], &[1, 4]);
+        assert_eq!((m.top1, m.top5, m.top10), (0, 1, 1));
+        assert_close(m.mfr, 2.0);
     }
 }

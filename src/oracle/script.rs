@@ -1,7 +1,8 @@
 //! A user's interestingness test, as creduce and llvm-reduce take them.
 //!
 //! Called as `SCRIPT OPT PIPELINE` — the interface of the bench's `oracle.sh`: OPT is the
-//! `opt` of the linked LLVM version, PIPELINE the pipeline text. Exit status 0 means the
+//! `opt` under test (`--opt`'s, else Debian's of the linked LLVM version), PIPELINE the
+//! pipeline text. Exit status 0 means the
 //! bug fires; any other status means it does not, except 126 and 127, which the shell uses
 //! for a command it cannot find or run: that is a broken test, not an answer.
 

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 pub use batch::{run_batch, run_batch_cached, BatchItem, ExecCache};
 pub use check::{check_pipelines, Rejection};
 pub use child::{in_child, recording};
+pub(crate) use pool::memfd;
 pub use pool::{Event, JobId, Pool};
 pub use wire::Phase;
 
@@ -95,6 +96,11 @@ pub trait Observer {
     fn before_fork(&mut self) -> usize;
     /// Child, right after the fork.
     fn in_child(&mut self, slot: usize);
+    /// The file a child forked elsewhere (by the agent in an external `opt`) records
+    /// into, for `slot`; observers that need no file say None.
+    fn record_fd(&self, _slot: usize) -> Option<std::os::fd::RawFd> {
+        None
+    }
     /// Parent, after the child ended: what it recorded, in order.
     fn collect(&mut self, slot: usize) -> Vec<u32>;
 }

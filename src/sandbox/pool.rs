@@ -76,7 +76,7 @@ pub struct Pool {
     agent: Option<Agent>,
 }
 
-pub(super) fn memfd(name: &std::ffi::CStr) -> std::io::Result<File> {
+pub(crate) fn memfd(name: &std::ffi::CStr) -> std::io::Result<File> {
     let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
@@ -145,6 +145,25 @@ impl Pool {
         self.agent.as_ref().map(|a| a.opt())
     }
 
+    /// The `opt` whose LLVM the children run: the external one, else Debian's `opt` of the
+    /// linked version.
+    pub fn opt_path(&self) -> std::path::PathBuf {
+        self.external_opt().map_or_else(crate::llvm::linked_opt, |o| o.opt.clone())
+    }
+
+    /// The LLVM code of the external `opt` (its executable and LLVM libraries) where its
+    /// process loaded it: (load bias, path).
+    pub fn external_objects(&self) -> Option<Vec<(u64, std::path::PathBuf)>> {
+        self.agent.as_ref().map(|a| a.llvm_objects().to_vec())
+    }
+
+    /// Arm one-shot breakpoints at `addrs` (sorted, in the external `opt`; none: disarm)
+    /// for the pool's later children. The pool must be idle.
+    pub fn arm_external(&mut self, addrs: &[u64]) -> anyhow::Result<()> {
+        let agent = self.agent.as_ref().ok_or_else(|| anyhow::anyhow!("this pool runs no external opt"))?;
+        agent.arm(addrs)
+    }
+
     /// Watch jobs that ask for it (`JobSpec::observe`) with `observer`.
     pub fn set_observer(&mut self, observer: Box<dyn Observer>) {
         self.observer = Some(observer);
@@ -177,23 +196,30 @@ impl Pool {
         let id = JobId(self.next_id);
         self.next_id += 1;
         let started = Instant::now();
-        if let Some(agent) = &self.agent {
-            if job.observe && self.observer.is_some() {
-                return Err(std::io::Error::other("coverage inside an external opt is not built yet"));
-            }
-            let args: Vec<String> = self.llvm_args.iter().chain(&job.llvm_args).cloned().collect();
-            let fds = [msg_w.as_raw_fd(), cmd_r.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
-            let pid = agent.fork_child(job, &args, &self.limits, fds)?;
-            // Ours no longer: without closing them, the child's death would not end the pipes.
-            drop((msg_w, cmd_r));
-            let ends = ParentEnds { msg: msg_r, cmd: cmd_w, stdout, stderr };
-            return self.watch(id, pid, ends, job, started, None);
-        }
-        let scratch = std::ffi::CString::new(self.scratch.path().as_os_str().as_encoded_bytes()).unwrap();
         let observer_slot = match (&mut self.observer, job.observe) {
             (Some(o), true) => Some(o.before_fork()),
             _ => None,
         };
+        if let Some(agent) = &self.agent {
+            let args: Vec<String> = self.llvm_args.iter().chain(&job.llvm_args).cloned().collect();
+            let mut fds = vec![msg_w.as_raw_fd(), cmd_r.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
+            let record = self.observer.as_ref().zip(observer_slot).and_then(|(o, slot)| o.record_fd(slot));
+            fds.extend(record);
+            let pid = match agent.fork_child(job, &args, &self.limits, &fds) {
+                Ok(pid) => pid,
+                Err(e) => {
+                    if let (Some(o), Some(slot)) = (&mut self.observer, observer_slot) {
+                        o.collect(slot);
+                    }
+                    return Err(e);
+                }
+            };
+            // Ours no longer: without closing them, the child's death would not end the pipes.
+            drop((msg_w, cmd_r));
+            let ends = ParentEnds { msg: msg_r, cmd: cmd_w, stdout, stderr };
+            return self.watch(id, pid, ends, job, started, observer_slot);
+        }
+        let scratch = std::ffi::CString::new(self.scratch.path().as_os_str().as_encoded_bytes()).unwrap();
         match unsafe { libc::fork() } {
             -1 => Err(std::io::Error::last_os_error()),
             0 => {

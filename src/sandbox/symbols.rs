@@ -33,12 +33,7 @@ impl Symbolizer {
     pub fn of_file(path: &std::path::Path, bias: u64) -> Option<Symbolizer> {
         let data = std::fs::read(path).ok()?;
         let file = object::File::parse(&*data).ok()?;
-        let mut functions = functions_of(file.symbols());
-        if functions.is_empty() {
-            functions = functions_of(file.dynamic_symbols());
-        }
-        functions.sort_by_key(|f| f.0);
-        functions.dedup_by_key(|f| f.0);
+        let functions = function_symbols(&file).into_iter().map(|f| (f.addr, f.size, f.name)).collect();
         Some(Symbolizer { bias, functions })
     }
 
@@ -55,11 +50,34 @@ impl Symbolizer {
     }
 }
 
-fn functions_of<'a>(symbols: impl Iterator<Item = impl ObjectSymbol<'a>>) -> Vec<(u64, u64, String)> {
-    symbols
-        .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
-        .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
-        .collect()
+/// A function of an ELF file, at its link-time address.
+pub struct FunctionSymbol {
+    pub addr: u64,
+    pub size: u64,
+    pub name: String,
+    /// Weak definitions are inline, template or other COMDAT code that many objects emit.
+    pub weak: bool,
+}
+
+/// The functions of `file`: its `.symtab`, or its `.dynsym` when it has none. Sorted by
+/// address, one per address.
+pub fn function_symbols(file: &object::File) -> Vec<FunctionSymbol> {
+    fn of<'a>(symbols: impl Iterator<Item = impl ObjectSymbol<'a>>) -> Vec<FunctionSymbol> {
+        symbols
+            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+            .filter_map(|s| {
+                let name = s.name().ok()?.to_string();
+                Some(FunctionSymbol { addr: s.address(), size: s.size(), name, weak: s.is_weak() })
+            })
+            .collect()
+    }
+    let mut functions = of(file.symbols());
+    if functions.is_empty() {
+        functions = of(file.dynamic_symbols());
+    }
+    functions.sort_by_key(|f| f.addr);
+    functions.dedup_by_key(|f| f.addr);
+    functions
 }
 
 /// The executable's load bias, from the dynamic loader's list (the executable comes first).

@@ -148,9 +148,6 @@ fn read_pipelines(args: &RunArgs) -> Result<Vec<(String, String)>> {
 
 pub fn main(args: RunArgs) -> Result<ExitCode> {
     let started = std::time::Instant::now();
-    if args.coverage.is_some() && args.input.opt.is_some() {
-        bail!("--coverage with --opt: recording coverage inside an external opt is not built yet");
-    }
     let spec = args.input.spec()?;
     let catalog = catalog_for(spec.opt.as_ref())?;
     let options = RenderOptions { nesting: args.nesting, verify_fixpoint: args.verify_fixpoint };
@@ -182,11 +179,10 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
             )?;
         }
     }
-    let coverage = args.coverage.map(|g| {
-        let c = Coverage::arm(g);
-        input.pool.set_observer(c.observer());
-        c
-    });
+    let coverage = args.coverage.map(|g| Coverage::arm_for(&mut input.pool, g)).transpose()?;
+    if let Some(note) = coverage.and_then(|c| c.sites.attribution.unattributed_note.as_deref()) {
+        eprintln!("note: coverage without source files for {note}");
+    }
     let progress = progress_bar(pipelines.len(), args.json);
     let exec = if args.exec { ExecMode::Always } else { ExecMode::Never };
     let items = pipelines.iter().enumerate().map(|(index, p)| BatchItem {

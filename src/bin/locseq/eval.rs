@@ -7,7 +7,7 @@ use ctos::localize::bench::read_bench;
 use ctos::localize::eval::{evaluate_bug, summarize, BugOutcome, BugResult, EvalSetup, StrategySummary};
 use ctos::localize::search::Strategy;
 use ctos::output;
-use ctos::seq::Catalog;
+use ctos::sandbox::agent::ExternalOpt;
 use serde::Serialize;
 
 use crate::isolate::Bar;
@@ -34,6 +34,10 @@ pub struct EvalArgs {
     /// strategy, summary with the per-strategy metrics.
     #[arg(long)]
     pub json: bool,
+    /// Run the bugs in this `opt` (your LLVM build) instead of the linked LLVM: bugs that
+    /// fire on its major version are ranked (see `locseq isolate --opt`).
+    #[arg(long, value_name = "PATH")]
+    pub opt: Option<PathBuf>,
     #[command(flatten)]
     pub search: SearchArgs,
     #[command(flatten)]
@@ -61,8 +65,9 @@ struct Summary<'a> {
 }
 
 pub fn main(args: EvalArgs) -> Result<ExitCode> {
-    let major = ctos::llvm::version().0;
-    let catalog = Catalog::for_llvm(major)?;
+    let opt = args.opt.as_deref().map(ExternalOpt::locate).transpose()?;
+    let major = opt.as_ref().map_or(ctos::llvm::version().0, ExternalOpt::major);
+    let catalog = ctos::program::catalog_for(opt.as_ref())?;
     let mut bugs = read_bench(&args.bench, major)?;
     if bugs.is_empty() {
         bail!("{} holds no bug folders (folders with a meta.json, as in shared/bench)", args.bench.display());
@@ -83,6 +88,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         jobs: args.limits.jobs(),
         limits: args.limits.limits(),
         catalog: &catalog,
+        opt: opt.clone(),
     };
     let mut results = Vec::new();
     for bug in &bugs {
@@ -97,8 +103,15 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         }
     }
     let summaries: Vec<_> = strategies.iter().map(|&s| summarize(s, &results)).collect();
+    let unattributed = results.iter().find_map(|r| match &r.outcome {
+        BugOutcome::Ranked { attempts } => attempts.iter().find_map(|a| a.unattributed.clone()),
+        _ => None,
+    });
+    if let (Some(why), false) = (&unattributed, args.json) {
+        eprintln!("note: coverage without source files for {why}: its files cannot be ranked");
+    }
     if args.json {
-        output::begin("locseq eval", None, None)?;
+        output::begin("locseq eval", None, opt.as_ref())?;
         for result in &results {
             output::emit("bug", result)?;
         }
@@ -112,8 +125,9 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     ctos::outln!(
-        "LLVM {}, {} s of search per bug, {} repeat(s)\n",
-        ctos::llvm::version_string(),
+        "LLVM {}{}, {} s of search per bug, {} repeat(s)\n",
+        opt.as_ref().map_or_else(ctos::llvm::version_string, |o| o.version.clone()),
+        opt.as_ref().map(|o| format!(" ({})", o.opt.display())).unwrap_or_default(),
         args.search.time.as_secs_f64(),
         args.repeat
     )?;

@@ -3,8 +3,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context as _, Result};
-use ctos::cli::{bounded, load_input, InputArgs, LimitArgs};
+use anyhow::{Context as _, Result};
+use ctos::cli::{bounded, InputArgs, LimitArgs};
 use ctos::coverage::Granularity;
 use ctos::localize::evidence::FailingEvidence;
 use ctos::localize::isolate::{isolate, Isolation, OracleMode, Progress, TraceScope};
@@ -12,6 +12,7 @@ use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::search::{SearchStats, Strategy};
 use ctos::localize::similarity::SimilarityFormula;
 use ctos::output;
+use ctos::program::Subject;
 use ctos::seq::{pipeline_lines, Catalog, Sequence};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -120,17 +121,15 @@ fn read_sequence(path: &Path, catalog: &Catalog) -> Result<Sequence> {
 }
 
 pub fn main(args: IsolateArgs) -> Result<ExitCode> {
-    if args.input.opt.is_some() {
-        bail!("--opt: localizing inside an external opt needs coverage recorded there, which ctos cannot do yet (`ctos run --opt` works)");
-    }
-    let catalog = Catalog::for_llvm(ctos::llvm::version().0)?;
+    let spec = args.input.spec()?;
+    let catalog = ctos::program::catalog_for(spec.opt.as_ref())?;
     let buggy = read_sequence(&args.seq_file, &catalog)?;
     let mut opts = args.search.options()?;
     opts.oracle = args.oracle.clone();
     opts.pattern = args.pattern.clone();
     opts.strategy = args.strategy;
     opts.seed = args.seed;
-    let mut input = load_input(&args.input, &args.limits)?;
+    let mut input = Subject::load(&spec, args.limits.jobs(), args.limits.limits())?;
     input.check(&[buggy.render(&catalog)?]).with_context(|| args.seq_file.display().to_string())?;
     let mut bar = Bar::new(args.search.time, args.json);
     let isolation = isolate(&mut input.pool, &mut input.module, &buggy, &catalog, &opts, &mut bar);
@@ -140,7 +139,7 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
         print_report(&isolation, args.top)?;
         return Ok(ExitCode::SUCCESS);
     }
-    output::begin("locseq isolate", Some(args.seed), None)?;
+    output::begin("locseq isolate", Some(args.seed), input.pool.external_opt())?;
     for file in &isolation.ranking {
         output::emit("file", file)?;
     }
@@ -172,6 +171,9 @@ fn print_report(i: &Isolation, top: usize) -> Result<()> {
     }
     for note in &i.notes {
         ctos::outln!("note:      {note}")?;
+    }
+    if let Some(why) = &i.unattributed {
+        ctos::outln!("note:      coverage without source files for {why}")?;
     }
     ctos::outln!(
         "search:    {} evaluations in {:.1} s ({:.1}/s): {} bug-free, {} failing the same way, {} other failures; best similarity {:.3}",

@@ -50,7 +50,8 @@ pub struct Agent {
     control: OwnedFd,
     /// What `opt` printed itself (not its children): why it failed to start, if it did.
     stderr: File,
-    /// Objects `opt` has loaded: load bias and path.
+    /// The LLVM code `opt` has loaded (its executable, its LLVM libraries): load bias and
+    /// path.
     objects: Vec<(u64, PathBuf)>,
     symbols: OnceLock<Vec<Symbolizer>>,
 }
@@ -91,6 +92,12 @@ impl Agent {
                     return Err(std::io::Error::last_os_error());
                 }
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                // The same load addresses every time: a coverage table built for one agent
+                // of this opt serves the next.
+                let persona = libc::personality(0xffff_ffff);
+                if persona >= 0 {
+                    libc::personality((persona | libc::ADDR_NO_RANDOMIZE) as libc::c_ulong);
+                }
                 Ok(())
             });
         }
@@ -119,6 +126,9 @@ impl Agent {
             .filter_map(|l| l.split_once(' '))
             .filter(|(_, path)| path.starts_with('/'))
             .filter_map(|(bias, path)| Some((bias.parse().ok()?, PathBuf::from(path))))
+            .filter(|(_, path)| {
+                path == &agent.opt.opt || path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("libLLVM"))
+            })
             .collect();
         Ok(agent)
     }
@@ -174,7 +184,7 @@ impl Agent {
         job: &JobSpec,
         llvm_args: &[String],
         limits: &Limits,
-        fds: [RawFd; 4],
+        fds: &[RawFd],
     ) -> std::io::Result<libc::pid_t> {
         let verify = match job.verify_each {
             VerifyEach::Off => 0,
@@ -207,7 +217,7 @@ impl Agent {
             }
             payload.extend_from_slice(field.as_bytes());
         }
-        let reply = self.request(&payload, &fds)?;
+        let reply = self.request(&payload, fds)?;
         match reply.first() {
             Some(b'P') if reply.len() >= 5 => {
                 let pid = i32::from_le_bytes(reply[1..5].try_into().unwrap());
@@ -234,18 +244,32 @@ impl Agent {
     /// Symbol tables of `opt` and its LLVM libraries, for crash stacks (read on first use).
     pub(super) fn symbolizers(&self) -> Vec<&Symbolizer> {
         self.symbols
-            .get_or_init(|| {
-                self.objects
-                    .iter()
-                    .filter(|(_, path)| {
-                        path == &self.opt.opt
-                            || path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("libLLVM"))
-                    })
-                    .filter_map(|(bias, path)| Symbolizer::of_file(path, *bias))
-                    .collect()
-            })
+            .get_or_init(|| self.objects.iter().filter_map(|(bias, path)| Symbolizer::of_file(path, *bias)).collect())
             .iter()
             .collect()
+    }
+
+    /// The LLVM code `opt` has loaded: (load bias, path).
+    pub(super) fn llvm_objects(&self) -> &[(u64, PathBuf)] {
+        &self.objects
+    }
+
+    /// Arm one-shot breakpoints at `addrs` (sorted addresses in `opt`; none: disarm) in the
+    /// agent, for the children it forks from now on.
+    pub(super) fn arm(&self, addrs: &[u64]) -> Result<()> {
+        use std::io::Write as _;
+        let mut file = super::pool::memfd(c"ctos-sites")?;
+        let bytes: Vec<u8> = addrs.iter().flat_map(|a| a.to_le_bytes()).collect();
+        file.write_all(&bytes)?;
+        let reply = self.request(b"C", &[file.as_raw_fd()])?;
+        match reply.first() {
+            Some(b'A') => Ok(()),
+            _ => bail!(
+                "the agent in {} cannot arm coverage: {}",
+                self.opt.opt.display(),
+                String::from_utf8_lossy(reply.get(1..).unwrap_or_default())
+            ),
+        }
     }
 }
 
