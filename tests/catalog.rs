@@ -1,7 +1,6 @@
 //! Keep the pass catalog honest against the linked LLVM.
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use ctos::llvm::{CFrontend, IrModule, TargetSpec};
 use ctos::sandbox::{run_batch, BatchItem, JobSpec, Limits, Outcome, Pool, Run};

@@ -50,13 +50,16 @@ pub struct Coverage {
     pub sites: &'static Sites,
 }
 
+/// Where an external `opt`'s code was loaded: (load bias, path) of each object.
+type Objects = Vec<(u64, std::path::PathBuf)>;
+
 /// Site tables are built once per granularity; one of them is armed at a time.
 struct State {
     sites: Vec<&'static Sites>,
     armed: Option<Granularity>,
     /// Tables of external `opt`s, by granularity and the objects' load biases and paths
     /// (the agent runs `opt` without address randomization, so these repeat).
-    external: Vec<((Granularity, Vec<(u64, std::path::PathBuf)>), &'static Sites)>,
+    external: Vec<((Granularity, Objects), &'static Sites)>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State { sites: Vec::new(), armed: None, external: Vec::new() });

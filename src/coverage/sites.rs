@@ -133,8 +133,8 @@ impl Sites {
                 file,
             })
             .collect();
-        let files = (0..n_files).map(|f| format!("file{f}.cpp")).collect();
-        let attribution = Attribution { files, functions, unattributed_note: None };
+        let names = (0..n_files).map(|f| format!("file{f}.cpp")).collect();
+        let attribution = Attribution { files: names, functions, unattributed_note: None };
         Sites {
             granularity: Granularity::Functions,
             attribution,
