@@ -2,7 +2,10 @@
 //! 20-pass pipelines, sandboxed, one child at a time.
 //!
 //!     cargo bench --bench coverage
+//!     CTOS_BENCH_OPT=llvm-23/bin/opt cargo bench --bench coverage   # inside that opt
 //!
+//! With `CTOS_BENCH_OPT` the children are forked by the agent inside that `opt`, which
+//! arms the breakpoints over its own code (`--opt PATH`).
 //! Breakpoints are process-wide, so the three modes cannot interleave per pipeline;
 //! instead each round runs every pipeline in every mode, and the order of the modes
 //! rotates from round to round so that drift in machine speed spreads over all three.
@@ -11,10 +14,11 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use ctos::coverage::{disarm, Coverage, Granularity};
-use ctos::llvm::{CFrontend, IrModule, TargetSpec};
+use ctos::coverage::{disarm_for, Coverage, Granularity};
+use ctos::llvm::{IrModule, TargetSpec};
+use ctos::program::{catalog_for, frontend_for};
+use ctos::sandbox::agent::{AgentProgram, ExternalOpt};
 use ctos::sandbox::{JobSpec, Limits, Pool};
-use ctos::seq::Catalog;
 
 mod common;
 
@@ -27,10 +31,26 @@ fn main() {
         .unwrap_or_else(|_| root.join("tests/data/csmith-12345.c"));
     let n_pipelines = env_or("CTOS_BENCH_PIPELINES", 40);
     let rounds = env_or("CTOS_BENCH_ROUNDS", 3);
-    let major = ctos::llvm::version().0;
-    let mut module = IrModule::load(&program, &CFrontend::default(), &TargetSpec::default()).unwrap();
-    let catalog = Catalog::for_llvm(major).unwrap();
+    let external = std::env::var("CTOS_BENCH_OPT")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .map(|p| ExternalOpt::locate(p.as_ref()).unwrap());
+    let frontend = frontend_for(external.as_ref()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let bitcode = dir.path().join("program.bc");
+    std::fs::write(&bitcode, frontend.compile(&program).unwrap()).unwrap();
+    // The agent's opt reads the program itself; our module only stands in for it.
+    let mut module = match &external {
+        None => IrModule::load(&bitcode, &frontend, &TargetSpec::default()).unwrap(),
+        Some(_) => IrModule::from_bytes(b"", "empty", &TargetSpec::default()).unwrap(),
+    };
+    let catalog = catalog_for(external.as_ref()).unwrap();
     let pipelines = random_pipelines(&catalog, n_pipelines, 20);
+    let agent_program = AgentProgram { ir: bitcode.clone(), ..Default::default() };
+    let new_pool = || match &external {
+        None => Pool::new(1, Limits::default(), Vec::new()).unwrap(),
+        Some(opt) => Pool::external(1, Limits::default(), Vec::new(), opt, &agent_program).unwrap(),
+    };
 
     let modes = [None, Some(Granularity::Functions), Some(Granularity::Blocks)];
     let mut times = vec![vec![Vec::new(); n_pipelines]; modes.len()];
@@ -39,11 +59,13 @@ fn main() {
     for round in 0..rounds {
         for k in 0..modes.len() {
             let m = (k + round) % modes.len();
-            let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+            let mut pool = new_pool();
             let t = Instant::now();
             match modes[m] {
-                None => disarm(),
-                Some(g) => pool.set_observer(Coverage::arm(g).observer()),
+                None => disarm_for(&mut pool).unwrap(),
+                Some(g) => {
+                    Coverage::arm_for(&mut pool, g).unwrap();
+                }
             }
             if round == 0 {
                 arm_ms[m] = t.elapsed().as_secs_f64() * 1e3;
@@ -58,12 +80,11 @@ fn main() {
         }
     }
     let per: Vec<Vec<f64>> = times.iter().map(|m| m.iter().map(|r| median(r.clone())).collect()).collect();
-    println!(
-        "program: {} ({} instructions), LLVM {}",
-        program.display(),
-        module.instruction_count(),
-        ctos::llvm::version_string()
-    );
+    let llvm = match &external {
+        None => format!("LLVM {} in-process", ctos::llvm::version_string()),
+        Some(o) => format!("LLVM {} inside {} (agent)", o.version, o.opt.display()),
+    };
+    println!("program: {}, {llvm}", program.display());
     println!("{n_pipelines} random 20-pass pipelines, {rounds} rounds, median per pipeline, sandboxed, -j 1");
     println!(
         "{:<12} {:>10} {:>10} {:>12} {:>14} {:>10}",
