@@ -304,3 +304,50 @@ fn a_resumed_campaign_keeps_its_configuration_and_can_be_extended() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(pairs_in(&out), 16);
 }
+
+/// The pipelines a campaign planned for `iteration`, read from its store.
+fn planned_sequences(dir: &Path, iteration: i64) -> Vec<String> {
+    let db = rusqlite::Connection::open_with_flags(dir.join("campaign.sqlite"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .unwrap();
+    let mut st = db.prepare("SELECT pipeline FROM sequences WHERE iteration = ?1").unwrap();
+    st.query_map([iteration], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+}
+
+/// A bug found in iteration 0 leaves the generator of iteration 1 (unless --keep-known);
+/// and the time breakdown in stats.json adds up to the run's wall time.
+#[cfg(not(feature = "llvm19"))]
+#[test]
+fn a_known_cause_leaves_the_generator_and_the_time_breakdown_adds_up() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    std::fs::copy(root().join("../shared/bench/bugs/191714/repro.ll"), programs.join("slp.ll")).unwrap();
+    let campaign = |name: &str, extra: &[&str]| {
+        let out = work.path().join(name);
+        let mut args = vec!["fuzz", "--out", out.to_str().unwrap(), "--programs", programs.to_str().unwrap()];
+        args.extend_from_slice(&["--llvm-arg=-slp-threshold=-99999", "--seed", "2", "-j", "2"]);
+        args.extend_from_slice(&["--seq-pool", "60", "--seq-select", "12", "--seq-len", "30..40", "--iterations", "2"]);
+        args.extend_from_slice(extra);
+        let (code, _, stderr) = ctos(&args);
+        assert_eq!(code, 0, "{stderr}");
+        out
+    };
+    let has_slp = |seqs: &[String]| seqs.iter().filter(|s| s.contains("slp-vectorizer")).count();
+    let out = campaign("default", &[]);
+    let r = report(&out);
+    let bugs = r["bugs"].as_array().unwrap();
+    assert!(bugs.iter().any(|b| b["reduced"] == "function(slp-vectorizer)"), "{bugs:?}");
+    assert!(has_slp(&planned_sequences(&out, 0)) > 0, "iteration 0 must find the bug to test anything");
+    assert_eq!(has_slp(&planned_sequences(&out, 1)), 0, "{:?}", planned_sequences(&out, 1));
+    let kept = campaign("keep", &["--keep-known"]);
+    assert!(has_slp(&planned_sequences(&kept, 1)) > 0, "--keep-known keeps the pass");
+
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    let elapsed = stats["elapsed_seconds"].as_f64().unwrap();
+    let phases = stats["seconds_by_phase"].as_object().unwrap();
+    let accounted: f64 = phases.values().map(|v| v.as_f64().unwrap()).sum();
+    assert!((accounted - elapsed).abs() <= 0.03 * elapsed, "{accounted} s of {elapsed} s: {phases:?}");
+    for phase in ["testing", "compiling (clang)", "sequence generation", "sequence embedding (doc2vec)"] {
+        assert!(phases.contains_key(phase), "{phase} missing: {phases:?}");
+    }
+}

@@ -53,6 +53,10 @@ pub struct CampaignConfig {
     pub pass_set: String,
     /// Ordered sub-sequences ("a b": a somewhere before b) that generated sequences avoid.
     pub exclude: Vec<String>,
+    /// Keep generating sequences that contain a known bug's reduced sequence (by default
+    /// a known cause leaves the generator).
+    #[serde(default)]
+    pub keep_known: bool,
     pub seq_pool: usize,
     pub seq_select: usize,
     pub seq_min: usize,
@@ -88,6 +92,7 @@ impl Default for CampaignConfig {
             sequences_file: None,
             pass_set: "ctos".into(),
             exclude: Vec::new(),
+            keep_known: false,
             seq_pool: 1000,
             seq_select: 50,
             seq_min: 50,
@@ -314,7 +319,9 @@ fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions, opt:
         deadline: run.time_limit.map(|t| started + t),
     };
     // Failures found before an interruption are reduced first.
+    let t = Instant::now();
     bugs::process_pending(&mut campaign)?;
+    campaign.stats.spent("reduction", t);
     loop {
         if campaign.out_of_time() {
             break;
@@ -334,11 +341,15 @@ fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions, opt:
             plan::plan_iteration(&mut campaign, iteration)?;
         }
         campaign.stats.iteration = iteration;
+        let t = Instant::now();
         let finished = pairs::test_iteration(&mut campaign, iteration)?;
+        let t = campaign.stats.spent("testing", t);
         bugs::process_pending(&mut campaign)?;
+        let t = campaign.stats.spent("reduction", t);
         if finished {
             campaign.store.set_iteration_state(iteration, "finished")?;
         }
+        campaign.stats.spent("bookkeeping", t);
         campaign.stats.write(&campaign.dir, &campaign.store, campaign.started)?;
         if !finished {
             break;

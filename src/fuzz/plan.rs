@@ -2,6 +2,7 @@
 //! selected for diversity, programs screened for undefined behaviour.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
 use rand::{RngExt, SeedableRng};
@@ -13,8 +14,8 @@ use crate::embed::{doc2vec::Doc2VecParams, embed_programs, embed_sequences};
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::program::{generate_many, screen_many, GenConfig, Screen, Screening};
 use crate::select::{random_select, select_representatives, XMeansParams};
-use crate::seq::random::{contains_ordered, random_flat_between, with_preconditions};
-use crate::seq::render_with;
+use crate::seq::random::random_pool_excluding;
+use crate::seq::{render_with, Pass, Sequence};
 
 /// A seed per (campaign seed, iteration, purpose): iterations and shards replay alike.
 fn derive(seed: u64, iteration: i64, purpose: u64) -> u64 {
@@ -30,45 +31,77 @@ fn choose(selection: Selection, points: &[Vec<f32>], k: usize, seed: u64) -> Vec
 }
 
 pub(super) fn plan_iteration(c: &mut Campaign, iteration: i64) -> Result<()> {
+    let t = Instant::now();
     c.stats.tick(&c.dir, &c.store, c.started, "planning")?;
+    c.stats.spent("bookkeeping", t);
     let sequences = plan_sequences(c, iteration)?;
     let programs = plan_programs(c, iteration)?;
     if programs.is_empty() {
         bail!("iteration {iteration}: no program survived generation and screening");
     }
-    c.store.save_plan(iteration, &programs, &sequences)
+    let t = Instant::now();
+    c.store.save_plan(iteration, &programs, &sequences)?;
+    c.stats.spent("bookkeeping", t);
+    Ok(())
 }
 
-fn plan_sequences(c: &Campaign, iteration: i64) -> Result<Vec<String>> {
+fn plan_sequences(c: &mut Campaign, iteration: i64) -> Result<Vec<String>> {
+    let t = Instant::now();
     let render = c.config.render();
     if let Some(sequences) = &c.sequences {
         return Ok(sequences.clone());
     }
     let pool: Vec<_> =
         c.catalog.set(&c.config.pass_set)?.into_iter().filter(|p| c.catalog.unsafe_reason(&p.name).is_none()).collect();
-    let exclude: Vec<Vec<&str>> = c.config.exclude.iter().map(|e| e.split_whitespace().collect()).collect();
+    let mut exclude: Vec<Vec<String>> =
+        c.config.exclude.iter().map(|e| e.split_whitespace().map(str::to_string).collect()).collect();
+    let known = if c.config.keep_known { Vec::new() } else { known_causes(c)? };
+    exclude.extend(known.iter().cloned());
     let mut rng = ChaCha8Rng::seed_from_u64(derive(c.config.seed, iteration, 1));
-    let mut candidates = Vec::with_capacity(c.config.seq_pool);
-    let mut attempts = 0;
-    while candidates.len() < c.config.seq_pool {
-        attempts += 1;
-        if attempts > 100 * c.config.seq_pool {
-            bail!("the --exclude patterns reject almost every random sequence");
-        }
-        let seq = random_flat_between(&mut rng, &pool, c.config.seq_min, c.config.seq_max);
-        if exclude.iter().any(|pattern| contains_ordered(&seq, pattern)) {
-            continue;
-        }
-        candidates.push(with_preconditions(&seq, &c.catalog));
-    }
+    let lengths = (c.config.seq_min, c.config.seq_max);
+    let Some((candidates, dropped)) =
+        random_pool_excluding(&mut rng, &pool, lengths, c.config.seq_pool, &exclude, &c.catalog)
+    else {
+        let known = match known.len() {
+            0 => String::new(),
+            n => format!(" (with the reduced sequences of {n} known bugs; --keep-known keeps them)"),
+        };
+        bail!("the exclusion patterns reject almost every random sequence{known}");
+    };
+    c.store.add_excluded(iteration, dropped)?;
+    let t = c.stats.spent("sequence generation", t);
     let tokens: Vec<Vec<String>> =
         candidates.iter().map(|s| s.passes().iter().map(|p| p.to_string()).collect()).collect();
     let points = match c.config.selection {
         Selection::Ctos => embed_sequences(&tokens, &Doc2VecParams::sequences(), derive(c.config.seed, iteration, 2)),
         Selection::Random => vec![Vec::new(); tokens.len()],
     };
+    let t = c.stats.spent("sequence embedding (doc2vec)", t);
     let chosen = choose(c.config.selection, &points, c.config.seq_select, derive(c.config.seed, iteration, 3));
-    chosen.into_iter().map(|i| Ok(render_with(&candidates[i], &c.catalog, &render)?)).collect()
+    let rendered = chosen.into_iter().map(|i| Ok(render_with(&candidates[i], &c.catalog, &render)?)).collect();
+    c.stats.spent("selection (x-means)", t);
+    rendered
+}
+
+/// The reduced sequences of the campaign's bugs, as exclusion patterns: a pass whose
+/// parameters are only the ones parsing adds by default is named bare, so that it matches
+/// however a random sequence spells it.
+pub(super) fn known_causes(c: &Campaign) -> Result<Vec<Vec<String>>> {
+    let render = c.config.render();
+    let mut patterns = Vec::new();
+    for bug in c.store.bugs()? {
+        let reduced = Sequence::parse_with(&bug.reduced, &c.catalog, &render)?;
+        let tokens = reduced
+            .passes()
+            .into_iter()
+            .map(|p| {
+                let bare = render.apply_defaults(Pass { name: p.name.clone(), params: None });
+                if bare == *p { p.name.clone() } else { p.to_string() }
+            })
+            .collect();
+        patterns.push(tokens);
+    }
+    Ok(patterns)
 }
 
 /// Write `bitcode` of program `name` into the campaign's programs folder.
@@ -92,12 +125,17 @@ fn store_program(dir: &Path, name: &str, source: Option<&str>, ir: &[u8]) -> Res
 fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
     let frontend = c.frontend.clone();
     if let Some(dir) = c.config.programs_dir.clone() {
-        return user_programs(c, &dir, iteration, &frontend);
+        let t = Instant::now();
+        let programs = user_programs(c, &dir, iteration, &frontend);
+        c.stats.spent("compiling (clang)", t);
+        return programs;
     }
+    let t = Instant::now();
     let mut rng = ChaCha8Rng::seed_from_u64(derive(c.config.seed, iteration, 4));
     let seeds: Vec<u64> = (0..c.config.prog_pool).map(|_| rng.random_range(0..u32::MAX as u64)).collect();
     let gen = GenConfig { generator: c.config.generator, min_size: c.config.min_size, ..GenConfig::default() };
     let generated = generate_many(&seeds, &gen, c.jobs);
+    let t = c.stats.spent("program generation (csmith)", t);
     c.stats.tick(&c.dir, &c.store, c.started, "compiling programs")?;
     let mut pool: Vec<(ProgramRow, Vec<crate::llvm::FunctionCfg>)> = Vec::new();
     for (k, g) in generated.into_iter().enumerate() {
@@ -113,6 +151,7 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
         let row = ProgramRow { id: 0, iteration, name, origin: origin.to_string(), source, ir, status: String::new() };
         pool.push((row, module.function_cfgs()));
     }
+    let t = c.stats.spent("compiling (clang)", t);
     let points = match c.config.selection {
         Selection::Ctos => {
             let cfgs: Vec<Vec<crate::llvm::FunctionCfg>> = pool.iter().map(|p| p.1.clone()).collect();
@@ -120,8 +159,10 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
         }
         Selection::Random => vec![Vec::new(); pool.len()],
     };
+    let t = c.stats.spent("program embedding (region graphs, doc2vec)", t);
     // Select more than needed: programs with undefined behaviour drop out in screening.
     let order = choose(c.config.selection, &points, pool.len(), derive(c.config.seed, iteration, 6));
+    let t = c.stats.spent("selection (x-means)", t);
     c.stats.tick(&c.dir, &c.store, c.started, "screening programs for undefined behaviour")?;
     let screen = Screen::default();
     let mut chosen = Vec::new();
@@ -139,6 +180,7 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
             }
         }
     }
+    c.stats.spent("UB screening", t);
     Ok(chosen)
 }
 

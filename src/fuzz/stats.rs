@@ -16,6 +16,8 @@ pub struct Stats {
     bar: ProgressBar,
     last_write: Instant,
     pairs_at_start: i64,
+    /// Seconds this run spent per phase of the campaign (csmith, clang, testing …).
+    phases: BTreeMap<&'static str, f64>,
 }
 
 #[derive(Serialize)]
@@ -32,6 +34,11 @@ struct Snapshot {
     rejected_pairs: i64,
     bugs: usize,
     bugs_by_kind: BTreeMap<String, usize>,
+    /// Random sequences dropped because a known bug's reduced sequence or an --exclude
+    /// pattern occurs in them.
+    excluded_sequences: i64,
+    /// Where this run's `elapsed_seconds` went.
+    seconds_by_phase: BTreeMap<&'static str, f64>,
     finished: bool,
 }
 
@@ -44,7 +51,29 @@ impl Stats {
         } else {
             ProgressBar::hidden()
         };
-        Ok(Stats { iteration: 0, bar, last_write: Instant::now(), pairs_at_start: store.counts()?.0 })
+        Ok(Stats {
+            iteration: 0,
+            bar,
+            last_write: Instant::now(),
+            pairs_at_start: store.counts()?.0,
+            phases: BTreeMap::new(),
+        })
+    }
+
+    /// Count the time since `since` toward `phase`; returns now, to time the next phase from.
+    pub fn spent(&mut self, phase: &'static str, since: Instant) -> Instant {
+        let now = Instant::now();
+        *self.phases.entry(phase).or_insert(0.0) += (now - since).as_secs_f64();
+        now
+    }
+
+    /// The three phases that took longest, with their share of `elapsed`.
+    fn top_phases(&self, elapsed: f64) -> String {
+        let mut phases: Vec<(&str, f64)> = self.phases.iter().map(|(k, v)| (*k, *v)).collect();
+        phases.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let shown: Vec<String> =
+            phases.iter().take(3).map(|(k, v)| format!("{k} {:.0}%", 100.0 * v / elapsed.max(1e-9))).collect();
+        shown.join(", ")
     }
 
     fn snapshot(&self, store: &Store, started: Instant, finished: bool) -> Result<Snapshot> {
@@ -68,6 +97,8 @@ impl Stats {
             rejected_pairs: store.rejected_pairs()?,
             bugs: bugs.len(),
             bugs_by_kind,
+            excluded_sequences: store.excluded()?,
+            seconds_by_phase: self.phases.clone(),
             finished,
         })
     }
@@ -78,12 +109,13 @@ impl Stats {
         let kinds: Vec<String> = s.bugs_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let rejected = if s.rejected_pairs > 0 { format!(" | {} rejected", s.rejected_pairs) } else { String::new() };
         self.bar.set_message(format!(
-            "iteration {} {phase} | {} pairs ({:.1}/s){rejected} | {} failures | bugs: {}",
+            "iteration {} {phase} | {} pairs ({:.1}/s){rejected} | {} failures | bugs: {} | time: {}",
             s.iteration,
             s.pairs,
             s.pairs_per_second,
             s.failures,
-            if kinds.is_empty() { "none".to_string() } else { kinds.join(", ") }
+            if kinds.is_empty() { "none".to_string() } else { kinds.join(", ") },
+            self.top_phases(s.elapsed_seconds)
         ));
         self.bar.tick();
         if self.last_write.elapsed().as_secs_f64() >= 2.0 {

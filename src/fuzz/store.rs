@@ -328,6 +328,21 @@ impl Store {
         )?)
     }
 
+    /// Record how many random sequences iteration `iteration`'s exclusion patterns dropped
+    /// (a re-planned iteration overwrites its count).
+    pub fn add_excluded(&self, iteration: i64, dropped: usize) -> Result<()> {
+        self.set_meta(&format!("excluded:{iteration}"), &dropped.to_string())
+    }
+
+    /// Random sequences dropped for containing an excluded pattern, over all iterations.
+    pub fn excluded(&self) -> Result<i64> {
+        Ok(self.db.query_row(
+            "SELECT COALESCE(SUM(CAST(value AS INTEGER)), 0) FROM meta WHERE key LIKE 'excluded:%'",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
     /// Pairs whose pipeline LLVM refused: none, when the campaign's input was checked.
     pub fn rejected_pairs(&self) -> Result<i64> {
         Ok(self.db.query_row("SELECT COUNT(*) FROM pairs WHERE outcome = 'rejected'", [], |r| r.get(0))?)

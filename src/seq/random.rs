@@ -17,6 +17,42 @@ pub fn random_flat_between<R: Rng + ?Sized>(rng: &mut R, pool: &[Pass], min: usi
     random_flat(rng, pool, len)
 }
 
+/// `n` random sequences (lengths in `min..=max`, preconditions added) in none of which a
+/// pattern of `exclude` occurs as an ordered sub-sequence (see [`contains_ordered`]), and
+/// how many drawn sequences were dropped for one. A one-pass pattern takes its pass out of
+/// the pool rather than rejecting most draws. `None` when the patterns reject nearly every
+/// sequence (fewer than one in a hundred is kept).
+pub fn random_pool_excluding<R: Rng + ?Sized>(
+    rng: &mut R,
+    pool: &[Pass],
+    (min, max): (usize, usize),
+    n: usize,
+    exclude: &[Vec<String>],
+    catalog: &Catalog,
+) -> Option<(Vec<Sequence>, usize)> {
+    let single: Vec<&str> = exclude.iter().filter(|p| p.len() == 1).map(|p| p[0].as_str()).collect();
+    let pool: Vec<Pass> = pool.iter().filter(|p| !single.iter().any(|t| token_matches(t, p))).cloned().collect();
+    if pool.is_empty() {
+        return None;
+    }
+    let patterns: Vec<Vec<&str>> = exclude.iter().map(|p| p.iter().map(String::as_str).collect()).collect();
+    let mut kept = Vec::with_capacity(n);
+    let mut dropped = 0;
+    while kept.len() < n {
+        if dropped > 100 * n.max(1) {
+            return None;
+        }
+        // Preconditions first: a pattern may name a pass they add.
+        let seq = with_preconditions(&random_flat_between(rng, &pool, min, max), catalog);
+        if patterns.iter().any(|p| contains_ordered(&seq, p)) {
+            dropped += 1;
+        } else {
+            kept.push(seq);
+        }
+    }
+    Some((kept, dropped))
+}
+
 /// `seq` with every pass that has preconditions (`structurizecfg`) preceded by the passes
 /// it needs (`lower-switch,fix-irreducible,unify-loop-exits`), unless they are right
 /// before it already.
@@ -44,10 +80,13 @@ pub fn contains_ordered(seq: &Sequence, pattern: &[&str]) -> bool {
     let mut want = pattern.iter().peekable();
     for pass in seq.passes() {
         let Some(&&token) = want.peek() else { break };
-        let full = pass.to_string();
-        if token == full || (!token.contains('<') && token == pass.name) {
+        if token_matches(token, pass) {
             want.next();
         }
     }
     want.peek().is_none()
+}
+
+fn token_matches(token: &str, pass: &Pass) -> bool {
+    (!token.contains('<') && token == pass.name) || token == pass.to_string()
 }

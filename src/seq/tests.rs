@@ -190,6 +190,69 @@ fn preconditions_are_inserted_once_and_patterns_match_whole_names_in_order() {
     assert!(!contains_ordered(&seq, &["early-cse", "early-cse"]));
 }
 
+mod excluded_patterns {
+    use proptest::prelude::*;
+    use rand::SeedableRng;
+    use rand_chacha::ChaCha8Rng;
+
+    use super::super::random::random_pool_excluding;
+    use super::*;
+
+    /// Whether `pattern` occurs in order among `names` — written apart from
+    /// `contains_ordered`, by positions, so that the two can disagree.
+    fn occurs(names: &[String], pattern: &[String]) -> bool {
+        let mut from = 0;
+        pattern.iter().all(|want| match names[from..].iter().position(|n| n == want) {
+            Some(i) => {
+                from += i + 1;
+                true
+            }
+            None => false,
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// A known bug's reduced sequence never reappears, in order, in a generated pool.
+        #[test]
+        fn no_generated_sequence_contains_an_excluded_pattern(
+            seed in any::<u64>(),
+            picks in proptest::collection::vec(proptest::collection::vec(0usize..1000, 1..4), 1..4),
+        ) {
+            let c = catalog();
+            // Bare names: a pattern names the pass, whatever its parameters.
+            let pool: Vec<Pass> = c.set("ctos").unwrap().into_iter().filter(|p| p.params.is_none()).collect();
+            let patterns: Vec<Vec<String>> =
+                picks.iter().map(|p| p.iter().map(|&i| pool[i % pool.len()].name.clone()).collect()).collect();
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            if let Some((seqs, _)) = random_pool_excluding(&mut rng, &pool, (5, 30), 40, &patterns, &c) {
+                prop_assert_eq!(seqs.len(), 40);
+                for seq in &seqs {
+                    let names: Vec<String> = seq.passes().iter().map(|p| p.name.clone()).collect();
+                    for pattern in &patterns {
+                        prop_assert!(!occurs(&names, pattern), "{:?} holds {:?}", names, pattern);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn without_patterns_nothing_is_dropped_and_a_one_pass_pattern_leaves_the_pool() {
+        let c = catalog();
+        let pool: Vec<Pass> = c.set("ctos").unwrap().into_iter().filter(|p| p.params.is_none()).collect();
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let (seqs, dropped) = random_pool_excluding(&mut rng, &pool, (50, 60), 30, &[], &c).unwrap();
+        assert_eq!((seqs.len(), dropped), (30, 0));
+        assert!(seqs.iter().any(|s| s.passes().iter().any(|p| p.name == "licm")));
+        let only_licm = vec![vec!["licm".to_string()]];
+        let (seqs, dropped) = random_pool_excluding(&mut rng, &pool, (50, 60), 30, &only_licm, &c).unwrap();
+        assert_eq!(dropped, 0, "licm is taken out of the pool, not rejected sequence by sequence");
+        assert!(seqs.iter().all(|s| s.passes().iter().all(|p| p.name != "licm")));
+    }
+}
+
 mod arbitrary_text {
     use proptest::prelude::*;
 

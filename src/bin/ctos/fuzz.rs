@@ -63,6 +63,15 @@ pub struct FuzzArgs {
     /// (repeatable; the paper's Table 3 keeps known bugs from flooding a campaign).
     #[arg(long, value_name = "PASSES")]
     exclude: Vec<String>,
+    /// Read more --exclude patterns from FILE, one per line ('#' comments), e.g. the
+    /// paper's Table 3 in passes/table3.txt, or a list shared by campaigns and shards.
+    #[arg(long, value_name = "FILE")]
+    exclude_file: Vec<PathBuf>,
+    /// Keep generating sequences that contain the reduced sequence of a bug the campaign
+    /// has found (by default a known cause leaves the generator, so that later iterations
+    /// look for new ones).
+    #[arg(long)]
+    keep_known: bool,
     /// Random sequences generated per iteration.
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
     seq_pool: usize,
@@ -126,6 +135,8 @@ const CONFIG_FLAGS: &[(&str, &[&str])] = &[
     ("sequences", &["sequences_file"]),
     ("pass_set", &["pass_set"]),
     ("exclude", &["exclude"]),
+    ("exclude_file", &["exclude"]),
+    ("keep_known", &["keep_known"]),
     ("seq_pool", &["seq_pool"]),
     ("seq_select", &["seq_select"]),
     ("seq_len", &["seq_min", "seq_max"]),
@@ -168,15 +179,28 @@ fn absolute(path: &Option<PathBuf>) -> Option<PathBuf> {
     path.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
 }
 
-fn config_of(args: &FuzzArgs) -> CampaignConfig {
-    CampaignConfig {
+/// The patterns of `--exclude` and of each `--exclude-file`, in that order.
+fn exclude_patterns(args: &FuzzArgs) -> Result<Vec<String>> {
+    let mut patterns = args.exclude.clone();
+    for file in &args.exclude_file {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("--exclude-file {}: cannot read it", file.display()))?;
+        let lines = text.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty());
+        patterns.extend(lines.map(str::to_string));
+    }
+    Ok(patterns)
+}
+
+fn config_of(args: &FuzzArgs) -> Result<CampaignConfig> {
+    Ok(CampaignConfig {
         seed: args.seed,
         selection: args.selection,
         generator: args.generator,
         programs_dir: absolute(&args.programs),
         sequences_file: absolute(&args.sequences),
         pass_set: args.pass_set.clone(),
-        exclude: args.exclude.clone(),
+        exclude: exclude_patterns(args)?,
+        keep_known: args.keep_known,
         seq_pool: args.seq_pool.max(args.seq_select),
         seq_select: args.seq_select,
         seq_min: args.seq_len.0,
@@ -195,12 +219,12 @@ fn config_of(args: &FuzzArgs) -> CampaignConfig {
         shard: args.shard,
         opt: absolute(&args.opt),
         max_iterations: args.iterations,
-    }
+    })
 }
 
 /// The configuration flags given on this command line whose values differ from `stored`.
-fn changed_flags(args: &FuzzArgs, matches: &ArgMatches, stored: &CampaignConfig) -> Vec<String> {
-    let given = serde_json::to_value(config_of(args)).unwrap_or_default();
+fn changed_flags(args: &FuzzArgs, matches: &ArgMatches, stored: &CampaignConfig) -> Result<Vec<String>> {
+    let given = serde_json::to_value(config_of(args)?).unwrap_or_default();
     let stored = serde_json::to_value(stored).unwrap_or_default();
     let mut changed = Vec::new();
     for (id, keys) in CONFIG_FLAGS {
@@ -212,7 +236,7 @@ fn changed_flags(args: &FuzzArgs, matches: &ArgMatches, stored: &CampaignConfig)
             changed.push(format!("--{} (stored: {})", id.replace('_', "-"), stored_values.join(", ")));
         }
     }
-    changed
+    Ok(changed)
 }
 
 pub fn main(args: FuzzArgs, matches: &ArgMatches) -> Result<ExitCode> {
@@ -220,7 +244,7 @@ pub fn main(args: FuzzArgs, matches: &ArgMatches) -> Result<ExitCode> {
         RunOptions { time_limit: args.time_limit, jobs: args.jobs.unwrap_or_else(default_jobs), status_line: true };
     let dir = match &args.resume {
         Some(dir) => {
-            let changed = changed_flags(&args, matches, &fuzz::stored_config(dir)?);
+            let changed = changed_flags(&args, matches, &fuzz::stored_config(dir)?)?;
             if !changed.is_empty() {
                 bail!(
                     "a resumed campaign keeps its configuration, and {} would change it; drop the flag, \
@@ -237,7 +261,7 @@ pub fn main(args: FuzzArgs, matches: &ArgMatches) -> Result<ExitCode> {
         }
         None => {
             let dir = args.out.clone().context("give --out DIR for a new campaign, or --resume DIR")?;
-            fuzz::start(&dir, config_of(&args), run)?;
+            fuzz::start(&dir, config_of(&args)?, run)?;
             dir
         }
     };
