@@ -154,6 +154,7 @@ fn cases() -> Vec<(&'static str, Vec<String>, &'static str)> {
         (CTOS, fuzz(&["--programs", "empty"]), "has no .c, .ll or .bc files"),
         (CTOS, fuzz(&["--programs", "badprogs"]), "broken.ll:2:11: error: use of undefined value"),
         (CTOS, fuzz(&["--exclude", "licm no-such-pass"]), "--exclude 'licm no-such-pass': unknown pass 'no-such-pass'"),
+        (CTOS, fuzz(&["--exclude-file", "no-such-file"]), "--exclude-file no-such-file: cannot read it"),
         (CTOS, s(&["fuzz", "--resume", "no-such-dir"]), "no-such-dir: no such folder"),
         (CTOS, s(&["fuzz", "--resume", "empty"]), "empty holds no campaign"),
         (CTOS, s(&["fuzz"]), "required arguments were not provided: --out"),

@@ -6,10 +6,10 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 
 use super::pairs::{detail_of, load, FailureDetail};
-use super::store::{now, BugRow, FailureRow, ProgramRow};
+use super::store::{now, BugRow, FailureRow, ProgramRow, VariantRow};
 use super::{shell_quote, Campaign};
 use crate::llvm::{IrModule, VerifyEach};
-use crate::oracle::{bug_key, Failure, FailureKind, Oracle, Verdict};
+use crate::oracle::{bug_key, observe, Failure, FailureKind, Observation, Oracle, Verdict};
 use crate::program::Subject;
 use crate::sandbox::{ExecMode, JobSpec, Run};
 use crate::seq::random::{contains_ordered, with_preconditions};
@@ -26,18 +26,24 @@ struct Loaded {
     reference: Option<crate::sandbox::Execution>,
 }
 
+impl Loaded {
+    fn new(c: &Campaign, program: i64) -> Result<Loaded> {
+        let program = c.store.program(program)?;
+        // A hang found with the campaign's timeout is confirmed faster with a shorter one.
+        let mut limits = c.config.limits();
+        limits.exec_timeout = limits.exec_timeout.min(Duration::from_secs(5));
+        let mut subject = load(c, &program, limits)?;
+        let reference = if subject.module.has_main() { Some(subject.reference()?) } else { None };
+        Ok(Loaded { program, subject, reference })
+    }
+}
+
 pub(super) fn process_pending(c: &mut Campaign) -> Result<()> {
     let pending = c.store.pending_failures()?;
     let mut loaded: Option<Loaded> = None;
     for f in pending {
         if loaded.as_ref().is_none_or(|l| l.program.id != f.program) {
-            let program = c.store.program(f.program)?;
-            // A hang found with the campaign's timeout is confirmed faster with a shorter one.
-            let mut limits = c.config.limits();
-            limits.exec_timeout = limits.exec_timeout.min(Duration::from_secs(5));
-            let mut subject = load(c, &program, limits)?;
-            let reference = if subject.module.has_main() { Some(subject.reference()?) } else { None };
-            loaded = Some(Loaded { program, subject, reference });
+            loaded = Some(Loaded::new(c, f.program)?);
         }
         c.stats.tick(&c.dir, &c.store, c.started, "reducing")?;
         process_failure(c, loaded.as_mut().unwrap(), &f)?;
@@ -96,6 +102,10 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
     if let Some(bug) = c.store.bug_by_key(&key)? {
         return c.store.resolve_failure(f.id, "duplicate", Some(bug.id));
     }
+    if let Some(bug) = same_cause(c, l, kind, &pass, &text)? {
+        add_variant(c, l, &bug, key, &failure, &text)?;
+        return c.store.resolve_failure(f.id, "same-cause", Some(bug.id));
+    }
     let id = c.store.bugs()?.len() + 1;
     let dir = format!("bugs/{id:04}-{}-{}", failure.kind.as_str(), sanitize(&pass));
     let row = BugRow {
@@ -119,6 +129,64 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
     c.store.resolve_failure(f.id, "reduced", Some(bug))
 }
 
+/// A known bug of the same kind and culprit pass (the last of the reduced sequence) that
+/// cross-reproduces with this failure: its reduced sequence fails the same kind of way on
+/// this program, and this reduced sequence on its program. Frames and messages differ
+/// between faces of one cause (another top frame, another verifier message); a minimal
+/// sequence that fails on the other's program does not.
+fn same_cause(c: &Campaign, l: &mut Loaded, kind: FailureKind, pass: &str, reduced: &str) -> Result<Option<BugRow>> {
+    let candidates = c.store.bugs()?.into_iter().filter(|b| b.kind == kind.as_str() && b.pass == pass);
+    for bug in candidates {
+        if !fails_as(c, l, &bug.reduced, kind)? {
+            continue;
+        }
+        let mut theirs = Loaded::new(c, bug.program)?;
+        if fails_as(c, &mut theirs, reduced, kind)? {
+            return Ok(Some(bug));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether `pipeline` fails on `l`'s program with a failure of `kind`, whatever its text.
+fn fails_as(c: &Campaign, l: &mut Loaded, pipeline: &str, kind: FailureKind) -> Result<bool> {
+    let run = run(c, l, pipeline)?;
+    Ok(matches!(observe(&run, l.reference.as_ref()), Observation::Fails(f) if f.kind == kind))
+}
+
+/// Record this failure as another face of `bug`: its own folder inside the bug's, a line
+/// in the bug's README, and its key, so that the next failure like it is known at once.
+fn add_variant(c: &Campaign, l: &Loaded, bug: &BugRow, key: String, failure: &Failure, reduced: &str) -> Result<()> {
+    let n = c.store.variants()?.iter().filter(|v| v.bug == bug.id).count() + 1;
+    let dir = format!("{}/also-{n}", bug.dir);
+    let path = c.dir.join(&dir);
+    std::fs::create_dir_all(&path).with_context(|| format!("cannot create {}", path.display()))?;
+    if let Some(source) = &l.program.source {
+        std::fs::copy(c.dir.join(source), path.join("program.c"))?;
+    }
+    let program = program_file(c, l, &path)?;
+    std::fs::write(path.join("reduced.txt"), format!("{reduced}
+"))?;
+    let readme = c.dir.join(&bug.dir).join("README.md");
+    let mut text = std::fs::read_to_string(&readme)?;
+    if !text.contains("\n## Also seen as\n") {
+        text.push_str(
+            "\n## Also seen as\n\nFailures with other signatures that cross-reproduce with this one (each              reduced sequence fails the same way on the other's program): one cause.\n\n",
+        );
+    }
+    text.push_str(&format!("* `also-{n}/`: {} — `{reduced}` on also-{n}/{program}\n", failure.signature));
+    std::fs::write(&readme, text)?;
+    let variant = VariantRow {
+        bug: bug.id,
+        key,
+        signature: failure.signature.clone(),
+        reduced: reduced.to_string(),
+        program: l.program.id,
+        dir,
+    };
+    c.store.add_variant(&variant)
+}
+
 fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
 }
@@ -137,19 +205,7 @@ fn write_bug_folder(
     if let Some(source) = &l.program.source {
         std::fs::copy(c.dir.join(source), dir.join("program.c"))?;
     }
-    // With an external opt: what that opt read, as its own clang made it (the linked LLVM's
-    // text may be too new for an older opt).
-    let program = match &c.opt {
-        Some(_) => {
-            let name = if l.program.ir.ends_with(".ll") { "program.ll" } else { "program.bc" };
-            std::fs::copy(c.dir.join(&l.program.ir), dir.join(name))?;
-            name
-        }
-        None => {
-            std::fs::write(dir.join("program.ll"), l.subject.module.ir_text())?;
-            "program.ll"
-        }
-    };
+    let program = program_file(c, l, &dir)?;
     std::fs::write(dir.join("reduced.txt"), format!("{}\n", bug.reduced))?;
     std::fs::write(dir.join("original.txt"), format!("{original}\n"))?;
     let outcome = serde_json::json!({
@@ -166,6 +222,23 @@ fn write_bug_folder(
     std::fs::write(dir.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
     std::fs::write(dir.join("README.md"), readme(c, bug, failure, last, program))?;
     Ok(())
+}
+
+/// Write the IR the commands of a bug folder run into `dir`; returns its file name. With
+/// an external opt: what that opt read, as its own clang made it (the linked LLVM's text
+/// may be too new for an older opt).
+fn program_file(c: &Campaign, l: &Loaded, dir: &std::path::Path) -> Result<&'static str> {
+    Ok(match &c.opt {
+        Some(_) => {
+            let name = if l.program.ir.ends_with(".ll") { "program.ll" } else { "program.bc" };
+            std::fs::copy(c.dir.join(&l.program.ir), dir.join(name))?;
+            name
+        }
+        None => {
+            std::fs::write(dir.join("program.ll"), l.subject.module.ir_text())?;
+            "program.ll"
+        }
+    })
 }
 
 /// `program`: the bug folder's IR file the commands run.

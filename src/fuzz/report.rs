@@ -17,6 +17,15 @@ pub struct BugReport {
     /// Failing pairs that were this bug.
     pub count: i64,
     pub dir: String,
+    /// Its other faces: failures with other signatures that cross-reproduce with it.
+    pub variants: Vec<Variant>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Variant {
+    pub signature: String,
+    pub reduced: String,
+    pub dir: String,
 }
 
 /// The campaign as a whole: the `summary` record of `ctos report --json`.
@@ -48,6 +57,7 @@ pub fn campaign_report(dir: &Path) -> Result<CampaignReport> {
     let failures = merged("merged_failures")?.unwrap_or(failures);
     let seed =
         store.get_meta("config")?.and_then(|c| serde_json::from_str::<super::CampaignConfig>(&c).ok()).map(|c| c.seed);
+    let variants = store.variants()?;
     let bugs: Vec<BugReport> = store
         .bugs()?
         .into_iter()
@@ -60,6 +70,11 @@ pub fn campaign_report(dir: &Path) -> Result<CampaignReport> {
             first_seen: b.first_seen.parse::<i64>().unwrap_or(created) - created,
             count: b.count,
             dir: b.dir,
+            variants: variants
+                .iter()
+                .filter(|v| v.bug == b.id)
+                .map(|v| Variant { signature: v.signature.clone(), reduced: v.reduced.clone(), dir: v.dir.clone() })
+                .collect(),
         })
         .collect();
     let summary = CampaignSummary {
@@ -120,6 +135,9 @@ pub fn print_report(dir: &Path, json: bool) -> Result<()> {
             duration(b.first_seen)
         )?;
         crate::outln!("{:>6}{}/  {}", "", b.dir, b.reduced)?;
+        for v in &b.variants {
+            crate::outln!("{:>6}also: {}  ({}/)", "", v.signature, v.dir)?;
+        }
     }
     Ok(())
 }

@@ -31,7 +31,23 @@ CREATE TABLE IF NOT EXISTS bugs (
     id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, kind TEXT NOT NULL, pass TEXT NOT NULL,
     signature TEXT NOT NULL, reduced TEXT NOT NULL, program INTEGER NOT NULL, first_seen TEXT NOT NULL,
     count INTEGER NOT NULL DEFAULT 1, dir TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS variants (
+    id INTEGER PRIMARY KEY, bug INTEGER NOT NULL, key TEXT NOT NULL, signature TEXT NOT NULL,
+    reduced TEXT NOT NULL, program INTEGER NOT NULL, dir TEXT NOT NULL);
 ";
+
+/// Another face of a bug: a failure with its own key (another top frame, another message)
+/// that cross-reproduces with the bug, so has the same cause.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VariantRow {
+    pub bug: i64,
+    pub key: String,
+    pub signature: String,
+    pub reduced: String,
+    pub program: i64,
+    /// Its folder, inside the bug's.
+    pub dir: String,
+}
 
 #[derive(Debug, Clone)]
 pub struct ProgramRow {
@@ -274,8 +290,47 @@ impl Store {
         Ok(())
     }
 
+    /// The bug with this key, its own or one of its variants'.
     pub fn bug_by_key(&self, key: &str) -> Result<Option<BugRow>> {
-        Ok(self.bugs()?.into_iter().find(|b| b.key == key))
+        let bugs = self.bugs()?;
+        if let Some(b) = bugs.iter().find(|b| b.key == key) {
+            return Ok(Some(b.clone()));
+        }
+        let owner = self.variants()?.into_iter().find(|v| v.key == key).map(|v| v.bug);
+        Ok(owner.and_then(|id| bugs.into_iter().find(|b| b.id == id)))
+    }
+
+    pub fn add_variant(&self, v: &VariantRow) -> Result<()> {
+        self.db.execute(
+            "INSERT INTO variants (bug, key, signature, reduced, program, dir) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![v.bug, v.key, v.signature, v.reduced, v.program, v.dir],
+        )?;
+        Ok(())
+    }
+
+    /// Every variant, by bug then age; none in a campaign older than variants.
+    pub fn variants(&self) -> Result<Vec<VariantRow>> {
+        let exists: i64 = self.db.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'variants'",
+            [],
+            |r| r.get(0),
+        )?;
+        if exists == 0 {
+            return Ok(Vec::new());
+        }
+        let mut st =
+            self.db.prepare("SELECT bug, key, signature, reduced, program, dir FROM variants ORDER BY bug, id")?;
+        let rows = st.query_map([], |r| {
+            Ok(VariantRow {
+                bug: r.get(0)?,
+                key: r.get(1)?,
+                signature: r.get(2)?,
+                reduced: r.get(3)?,
+                program: r.get(4)?,
+                dir: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     pub fn add_bug(&self, bug: &BugRow) -> Result<i64> {
