@@ -307,8 +307,9 @@ fn a_resumed_campaign_keeps_its_configuration_and_can_be_extended() {
 
 /// The pipelines a campaign planned for `iteration`, read from its store.
 fn planned_sequences(dir: &Path, iteration: i64) -> Vec<String> {
-    let db = rusqlite::Connection::open_with_flags(dir.join("campaign.sqlite"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .unwrap();
+    let db =
+        rusqlite::Connection::open_with_flags(dir.join("campaign.sqlite"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
     let mut st = db.prepare("SELECT pipeline FROM sequences WHERE iteration = ?1").unwrap();
     st.query_map([iteration], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
 }

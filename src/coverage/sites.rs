@@ -56,10 +56,9 @@ pub(super) fn sites_of<'a>(
     code: impl Fn(&LlvmFunction) -> Option<&'a [u8]>,
 ) -> (Vec<u64>, Vec<u32>) {
     match granularity {
-        Granularity::Functions => (
-            attribution.functions.iter().map(|f| f.addr).collect(),
-            (0..attribution.functions.len() as u32).collect(),
-        ),
+        Granularity::Functions => {
+            (attribution.functions.iter().map(|f| f.addr).collect(), (0..attribution.functions.len() as u32).collect())
+        }
         Granularity::Blocks => block_leaders(attribution, code),
     }
 }

@@ -165,8 +165,13 @@ fn add_variant(c: &Campaign, l: &Loaded, bug: &BugRow, key: String, failure: &Fa
         std::fs::copy(c.dir.join(source), path.join("program.c"))?;
     }
     let program = program_file(c, l, &path)?;
-    std::fs::write(path.join("reduced.txt"), format!("{reduced}
-"))?;
+    std::fs::write(
+        path.join("reduced.txt"),
+        format!(
+            "{reduced}
+"
+        ),
+    )?;
     let readme = c.dir.join(&bug.dir).join("README.md");
     let mut text = std::fs::read_to_string(&readme)?;
     if !text.contains("\n## Also seen as\n") {

@@ -96,7 +96,11 @@ pub(super) fn known_causes(c: &Campaign) -> Result<Vec<Vec<String>>> {
             .into_iter()
             .map(|p| {
                 let bare = render.apply_defaults(Pass { name: p.name.clone(), params: None });
-                if bare == *p { p.name.clone() } else { p.to_string() }
+                if bare == *p {
+                    p.name.clone()
+                } else {
+                    p.to_string()
+                }
             })
             .collect();
         patterns.push(tokens);

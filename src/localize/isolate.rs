@@ -309,7 +309,8 @@ pub fn isolate(
     let mut notes = Vec::new();
     let mut current = buggy.clone();
 
-    let expanded = buggy.expand_pipelines(catalog, &mut |p| print_pipeline_passes(&opt, p)).map_err(anyhow::Error::msg)?;
+    let expanded =
+        buggy.expand_pipelines(catalog, &mut |p| print_pipeline_passes(&opt, p)).map_err(anyhow::Error::msg)?;
     if expanded != *buggy {
         let text = runner.text(&expanded)?;
         let run = runner.run(&text, false)?;
