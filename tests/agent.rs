@@ -3,16 +3,15 @@
 //! that the two engines run the same LLVM, and the LLVM 23 that scripts/setup.sh installs
 //! (newer than either, built with libc++) where no in-process engine can follow.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
-const MAJOR: u32 = if cfg!(feature = "llvm19") { 19 } else { 22 };
+mod common;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use common::{bug, csmith, root};
+
+const MAJOR: u32 = if cfg!(feature = "llvm19") { 19 } else { 22 };
 
 fn opt() -> String {
     format!("/usr/lib/llvm-{MAJOR}/bin/opt")
@@ -22,16 +21,6 @@ fn opt23() -> String {
     let path = root().join("llvm-23/bin/opt");
     assert!(path.exists(), "{} is missing: run scripts/setup.sh", path.display());
     path.display().to_string()
-}
-
-fn bug(id: &str, file: &str) -> String {
-    let path = root().join("../shared/bench/bugs").join(id).join(file);
-    assert!(path.exists(), "{} is missing: ../shared must sit beside the checkout", path.display());
-    path.display().to_string()
-}
-
-fn csmith() -> String {
-    root().join("tests/data/csmith-12345.c").display().to_string()
 }
 
 #[cfg_attr(feature = "llvm19", allow(dead_code))]
@@ -219,7 +208,8 @@ fn a_campaign_against_an_external_opt_writes_a_bug_folder_that_names_it() {
         .output()
         .unwrap();
     assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
-    let folders: Vec<PathBuf> = std::fs::read_dir(out.join("bugs")).unwrap().map(|e| e.unwrap().path()).collect();
+    let folders: Vec<std::path::PathBuf> =
+        std::fs::read_dir(out.join("bugs")).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(folders.len(), 1, "{folders:?}");
     let readme = std::fs::read_to_string(folders[0].join("README.md")).unwrap();
     let canonical = std::fs::canonicalize(opt()).unwrap().display().to_string();

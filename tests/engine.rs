@@ -5,19 +5,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
 
-fn bug(id: &str, file: &str) -> String {
-    let path = root().join("../shared/bench/bugs").join(id).join(file);
-    assert!(path.exists(), "{} is missing: ../shared must sit beside the checkout", path.display());
-    path.display().to_string()
-}
-
-fn csmith() -> String {
-    root().join("tests/data/csmith-12345.c").display().to_string()
-}
+use common::{bug, csmith};
 
 struct Out {
     code: i32,

@@ -1,14 +1,14 @@
 //! `ctos fuzz` campaigns end to end: the real LLVM, a real SQLite file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
+
+use common::root;
 
 fn ctos(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_ctos")).args(args).output().expect("run ctos");
@@ -306,6 +306,7 @@ fn a_resumed_campaign_keeps_its_configuration_and_can_be_extended() {
 }
 
 /// The pipelines a campaign planned for `iteration`, read from its store.
+#[cfg(not(feature = "llvm19"))]
 fn planned_sequences(dir: &Path, iteration: i64) -> Vec<String> {
     let db =
         rusqlite::Connection::open_with_flags(dir.join("campaign.sqlite"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
@@ -319,10 +320,11 @@ fn planned_sequences(dir: &Path, iteration: i64) -> Vec<String> {
 #[cfg(not(feature = "llvm19"))]
 #[test]
 fn a_known_cause_leaves_the_generator_and_the_time_breakdown_adds_up() {
+    use common::bug;
     let work = tempfile::tempdir().unwrap();
     let programs = work.path().join("programs");
     std::fs::create_dir(&programs).unwrap();
-    std::fs::copy(root().join("../shared/bench/bugs/191714/repro.ll"), programs.join("slp.ll")).unwrap();
+    std::fs::copy(bug("191714", "repro.ll"), programs.join("slp.ll")).unwrap();
     let campaign = |name: &str, extra: &[&str]| {
         let out = work.path().join(name);
         let mut args = vec!["fuzz", "--out", out.to_str().unwrap(), "--programs", programs.to_str().unwrap()];

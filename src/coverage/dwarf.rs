@@ -18,7 +18,7 @@ pub struct UnitFiles {
 /// The file holding `library`'s DWARF: the library itself, or the one its
 /// `.gnu_debuglink` names, beside it, in its `.debug/` or under `/usr/lib/debug`.
 pub fn debug_file_of(library: &Path) -> Option<PathBuf> {
-    let data = std::fs::read(library).ok()?;
+    let data = map(library).ok()?;
     let file = object::File::parse(&*data).ok()?;
     if file.section_by_name(".debug_info").is_some() {
         return Some(library.to_path_buf());

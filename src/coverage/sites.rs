@@ -29,11 +29,6 @@ impl Sites {
         Sites { granularity, attribution, addrs, function, original }
     }
 
-    /// Whether the sites are addresses of this process (else of an external `opt`).
-    pub fn in_this_process(&self) -> bool {
-        self.original.len() == self.addrs.len()
-    }
-
     pub fn len(&self) -> usize {
         self.addrs.len()
     }
