@@ -354,3 +354,67 @@ fn a_known_cause_leaves_the_generator_and_the_time_breakdown_adds_up() {
         assert!(phases.contains_key(phase), "{phase} missing: {phases:?}");
     }
 }
+
+/// Two csmith programs on which LLVM 22's loop-extract crashes with different top frames
+/// (`LoopInfo::erase`, `LoopBase::removeBlockFromLoop`), and the sequences a seed-11
+/// campaign reduced their failures to: two keys, one cause.
+#[cfg(feature = "llvm22")]
+#[test]
+fn two_failures_of_one_cause_with_different_top_frames_are_one_bug_and_stay_one_when_merged() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    for (name, seed) in [("a.c", "2229973549"), ("b.c", "2646955483")] {
+        let out = Command::new("csmith").args(["--seed", seed]).output().unwrap();
+        assert!(out.status.success());
+        std::fs::write(programs.join(name), out.stdout).unwrap();
+    }
+    let sequences = work.path().join("sequences.txt");
+    std::fs::write(
+        &sequences,
+        "function(lower-switch,fix-irreducible,unify-loop-exits,structurizecfg),loop-extract,\
+         function(simplifycfg,instcombine<no-verify-fixpoint>,simplifycfg),loop-extract\n\
+         loop-extract,function(instcombine<no-verify-fixpoint>,simplifycfg),loop-extract\n",
+    )
+    .unwrap();
+    let out = work.path().join("campaign");
+    let (code, stdout, stderr) = ctos(&[
+        "fuzz",
+        "--out",
+        out.to_str().unwrap(),
+        "--programs",
+        programs.to_str().unwrap(),
+        "--sequences",
+        sequences.to_str().unwrap(),
+        "--iterations",
+        "1",
+        "-j",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("3 failures, 1 unique bugs"), "{stdout}");
+    let merged = work.path().join("merged");
+    let (code, _, stderr) = ctos(&["merge", "--out", merged.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    for dir in [&out, &merged] {
+        let bugs = report(dir)["bugs"].as_array().unwrap().clone();
+        assert_eq!(bugs.len(), 1, "{bugs:?}");
+        let (bug, variants) = (&bugs[0], bugs[0]["variants"].as_array().unwrap());
+        assert_eq!((bug["kind"].as_str(), bug["pass"].as_str()), (Some("crash"), Some("loop-extract")));
+        assert_eq!(bug["count"], 3);
+        assert_eq!(variants.len(), 1, "{bug}");
+        let signatures = [bug["signature"].as_str().unwrap(), variants[0]["signature"].as_str().unwrap()];
+        assert!(signatures.contains(&"SIGSEGV in llvm::LoopInfo::erase"), "{signatures:?}");
+        assert!(
+            signatures.iter().any(|s| s.contains("removeBlockFromLoop") && !s.contains("LoopInfo::erase")),
+            "{signatures:?}"
+        );
+        let folder = dir.join(variants[0]["dir"].as_str().unwrap());
+        assert!(folder.starts_with(dir.join(bug["dir"].as_str().unwrap())), "{}", folder.display());
+        for file in ["program.c", "reduced.txt"] {
+            assert!(folder.join(file).exists(), "{file} missing in {}", folder.display());
+        }
+        let readme = std::fs::read_to_string(dir.join(bug["dir"].as_str().unwrap()).join("README.md")).unwrap();
+        assert!(readme.contains("## Also seen as"), "{readme}");
+    }
+}

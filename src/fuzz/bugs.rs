@@ -11,9 +11,9 @@ use super::{shell_quote, Campaign};
 use crate::llvm::{IrModule, VerifyEach};
 use crate::oracle::{bug_key, observe, Failure, FailureKind, Observation, Oracle, Verdict};
 use crate::program::Subject;
-use crate::sandbox::{ExecMode, JobSpec, Run};
+use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, JobSpec, Run};
 use crate::seq::random::{contains_ordered, with_preconditions};
-use crate::seq::reduce::reduce;
+use crate::seq::reduce::reduce_batched;
 use crate::seq::{render_with, Sequence};
 
 /// Reduction tests per failure: enough for 200-pass sequences, bounded for slow ones.
@@ -51,9 +51,13 @@ pub(super) fn process_pending(c: &mut Campaign) -> Result<()> {
     Ok(())
 }
 
-fn run(c: &Campaign, l: &mut Loaded, pipeline: &str) -> Result<Run> {
+fn job(c: &Campaign, l: &Loaded, pipeline: &str) -> JobSpec {
     let exec = if l.reference.is_some() { ExecMode::Always } else { ExecMode::Never };
-    let job = JobSpec { verify_each: c.config.verify_each, exec, ..JobSpec::optimize(pipeline) };
+    JobSpec { verify_each: c.config.verify_each, exec, ..JobSpec::optimize(pipeline) }
+}
+
+fn run(c: &Campaign, l: &mut Loaded, pipeline: &str) -> Result<Run> {
+    let job = job(c, l, pipeline);
     Ok(l.subject.pool.run_one(&mut l.subject.module, &job)?)
 }
 
@@ -75,21 +79,38 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
     }
     let oracle = Oracle::of(failure.clone(), l.reference.clone());
     let mut tests = 0;
-    let mut fails = |candidate: &Sequence| -> bool {
-        tests += 1;
-        if tests > MAX_TESTS {
-            return false;
+    let mut cache = ExecCache::default();
+    // Candidates run `jobs` at a time, so reduction keeps the workers as busy as testing.
+    let mut fails_each = |candidates: &[Sequence]| -> Vec<bool> {
+        let texts: Vec<Option<String>> = candidates
+            .iter()
+            .map(|candidate| {
+                tests += 1;
+                // Reduction must not strip a pass its precondition (lower-switch before structurizecfg).
+                let candidate = with_preconditions(candidate, &c.catalog);
+                (tests <= MAX_TESTS).then(|| render_with(&candidate, &c.catalog, &render).ok()).flatten()
+            })
+            .collect();
+        let items = texts
+            .iter()
+            .enumerate()
+            .filter_map(|(index, text)| Some(BatchItem { index, job: job(c, l, text.as_deref()?) }));
+        let items: Vec<BatchItem> = items.collect();
+        let mut verdicts = vec![false; candidates.len()];
+        let judged = run_batch_cached(&mut l.subject.pool, &mut l.subject.module, items, &mut cache, |i, r| {
+            let text = texts[i].as_deref().unwrap_or_default();
+            verdicts[i] = oracle.judge(&r, text).is_ok_and(|v| v == Verdict::Same);
+        });
+        if judged.is_err() {
+            verdicts.fill(false);
         }
-        // Reduction must not strip a pass its precondition (lower-switch before structurizecfg).
-        let candidate = with_preconditions(candidate, &c.catalog);
-        let Ok(text) = render_with(&candidate, &c.catalog, &render) else { return false };
-        run(c, l, &text).is_ok_and(|r| oracle.judge(&r, &text).is_ok_and(|v| v == Verdict::Same))
+        verdicts
     };
     // The failure must fire again before it is worth reducing (wrong code can be flaky).
-    if !fails(&seq) {
+    if !fails_each(std::slice::from_ref(&seq))[0] {
         return c.store.resolve_failure(f.id, "not-reproduced", None);
     }
-    let reduced = with_preconditions(&reduce(&seq, &mut fails), &c.catalog);
+    let reduced = with_preconditions(&reduce_batched(&seq, c.jobs, &mut fails_each), &c.catalog);
     let text = render_with(&reduced, &c.catalog, &render)?;
     let last = run(c, l, &text)?;
     let detail = detail_of(&last);
@@ -130,28 +151,52 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
 }
 
 /// A known bug of the same kind and culprit pass (the last of the reduced sequence) that
-/// cross-reproduces with this failure: its reduced sequence fails the same kind of way on
-/// this program, and this reduced sequence on its program. Frames and messages differ
-/// between faces of one cause (another top frame, another verifier message); a minimal
-/// sequence that fails on the other's program does not.
+/// cross-reproduces with this failure: its reduced sequence fails the same kind of way, in
+/// its culprit, on this program, or this reduced sequence so on its program. Frames and
+/// messages differ between faces of one cause (another top frame, another verifier
+/// message); a minimal sequence that fails on the other's program does not. One direction
+/// is enough: reduction ends in a local minimum, and one program's minimum may carry passes
+/// the other program needs (seen on two loop-extract crashes of LLVM 22).
 fn same_cause(c: &Campaign, l: &mut Loaded, kind: FailureKind, pass: &str, reduced: &str) -> Result<Option<BugRow>> {
     let candidates = c.store.bugs()?.into_iter().filter(|b| b.kind == kind.as_str() && b.pass == pass);
     for bug in candidates {
-        if !fails_as(c, l, &bug.reduced, kind)? {
-            continue;
-        }
-        let mut theirs = Loaded::new(c, bug.program)?;
-        if fails_as(c, &mut theirs, reduced, kind)? {
+        if fails_as(c, l, &bug.reduced, kind, pass)?
+            || fails_as(c, &mut Loaded::new(c, bug.program)?, reduced, kind, pass)?
+        {
             return Ok(Some(bug));
         }
     }
     Ok(None)
 }
 
-/// Whether `pipeline` fails on `l`'s program with a failure of `kind`, whatever its text.
-fn fails_as(c: &Campaign, l: &mut Loaded, pipeline: &str, kind: FailureKind) -> Result<bool> {
+/// Whether `pipeline` fails on `l`'s program with a failure of `kind`, whatever its text,
+/// and, when the optimizer failed, in an element that runs `culprit`.
+fn fails_as(c: &Campaign, l: &mut Loaded, pipeline: &str, kind: FailureKind, culprit: &str) -> Result<bool> {
     let run = run(c, l, pipeline)?;
-    Ok(matches!(observe(&run, l.reference.as_ref()), Observation::Fails(f) if f.kind == kind))
+    let in_culprit = run.failed_in_element.is_none_or(|e| {
+        let element = top_level_elements(pipeline).get(e).and_then(|text| Sequence::parse(text, &c.catalog).ok());
+        element.is_some_and(|element| element.passes().iter().any(|p| p.name == culprit))
+    });
+    Ok(in_culprit && matches!(observe(&run, l.reference.as_ref()), Observation::Fails(f) if f.kind == kind))
+}
+
+/// The top-level elements of pipeline text, as LLVM counts them (`failed_in_element`).
+fn top_level_elements(pipeline: &str) -> Vec<&str> {
+    let mut elements = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, ch) in pipeline.char_indices() {
+        match ch {
+            '(' | '<' => depth += 1,
+            ')' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                elements.push(&pipeline[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    elements.push(&pipeline[start..]);
+    elements
 }
 
 /// Record this failure as another face of `bug`: its own folder inside the bug's, a line

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context as _, Result};
 
-use super::store::{BugRow, Store};
+use super::store::{BugRow, Store, VariantRow};
 use super::{open_campaign, CampaignConfig, DB};
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
@@ -97,8 +97,16 @@ fn write_merged(out: &Path, shards: &[Shard]) -> Result<()> {
         pairs += p;
         programs_tested += t;
         failures += f;
+        let variants = shard.store.variants()?;
         for bug in shard.store.bugs()? {
-            match merged.bug_by_key(&bug.key)? {
+            let own: Vec<&VariantRow> = variants.iter().filter(|v| v.bug == bug.id).collect();
+            // One cause seen under another key in another shard is still one bug.
+            let mut keys = std::iter::once(&bug.key).chain(own.iter().map(|v| &v.key));
+            let known = keys.try_fold(None, |found, key| match found {
+                Some(bug) => Ok(Some(bug)),
+                None => merged.bug_by_key(key),
+            })?;
+            match known {
                 Some(known) => {
                     merged.set_bug_count(known.id, known.count + bug.count)?;
                     if bug.first_seen < known.first_seen {
@@ -111,8 +119,12 @@ fn write_merged(out: &Path, shards: &[Shard]) -> Result<()> {
                     let suffix = name.split_once('-').map_or(name, |(_, rest)| rest);
                     let dir = format!("bugs/{id:04}-{suffix}");
                     copy_dir(&shard.dir.join(&bug.dir), &out.join(&dir))?;
-                    let new = merged.add_bug(&BugRow { dir, ..bug.clone() })?;
+                    let new = merged.add_bug(&BugRow { dir: dir.clone(), ..bug.clone() })?;
                     merged.set_bug_count(new, bug.count)?;
+                    for v in own {
+                        let inside = v.dir.strip_prefix(&bug.dir).unwrap_or(&v.dir).trim_start_matches('/');
+                        merged.add_variant(&VariantRow { bug: new, dir: format!("{dir}/{inside}"), ..v.clone() })?;
+                    }
                 }
             }
         }

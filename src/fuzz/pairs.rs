@@ -1,7 +1,9 @@
 //! Testing an iteration: each program (of this shard) against every selected sequence,
 //! in the sandbox, `jobs` at a time, optimized modules with equal IR executed once.
 
+use std::cell::Cell;
 use std::collections::HashSet;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
@@ -11,6 +13,9 @@ use super::Campaign;
 use crate::oracle::{observe, vote, FailureKind, Observation, Vote};
 use crate::program::{Subject, SubjectSpec};
 use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, ExecStatus, Execution, JobSpec, Run};
+
+/// How often the status line follows the pairs.
+const TICK: Duration = Duration::from_millis(500);
 
 /// What a pair's execution is remembered by (full output is tiny for csmith programs).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -102,28 +107,36 @@ fn test_program(c: &mut Campaign, program: &ProgramRow, sequences: &[(i64, Strin
     let done: HashSet<i64> = c.store.done_sequences(program.id)?.into_iter().collect();
     let todo: Vec<&(i64, String)> = sequences.iter().filter(|(id, _)| !done.contains(id)).collect();
     let mut cache = ExecCache::default();
-    // Small batches: the time limit is checked between them, and every finished pair is
-    // committed as it arrives.
-    for chunk in todo.chunks(4 * c.jobs) {
-        if c.out_of_time() {
-            return Ok(false);
-        }
-        let items = chunk.iter().enumerate().map(|(index, (_, pipeline))| BatchItem {
-            index,
-            job: JobSpec { verify_each: c.config.verify_each, exec, ..JobSpec::optimize(pipeline.clone()) },
-        });
-        let mut error = None;
-        let store = &c.store;
-        run_batch_cached(&mut subject.pool, &mut subject.module, items, &mut cache, |i, run| {
-            let sequence = chunk[i].0;
-            if let Err(e) = record_pair(store, program.id, sequence, &run, reference.as_ref()) {
-                error.get_or_insert(e);
+    // Items are drawn as workers free up, so no worker waits for a slow pair of another;
+    // the time limit stops the drawing, and every finished pair is committed as it arrives.
+    let deadline = c.deadline;
+    let out_of_time = Cell::new(false);
+    let verify_each = c.config.verify_each;
+    let job = |pipeline: &str| JobSpec { verify_each, exec, ..JobSpec::optimize(pipeline) };
+    let items = todo.iter().enumerate().map_while(|(index, (_, pipeline))| {
+        out_of_time.set(deadline.is_some_and(|d| Instant::now() >= d));
+        (!out_of_time.get()).then(|| BatchItem { index, job: job(pipeline) })
+    });
+    let mut error = None;
+    let Campaign { store, stats, dir, started, .. } = &mut *c;
+    let mut ticked = Instant::now();
+    run_batch_cached(&mut subject.pool, &mut subject.module, items, &mut cache, |i, run| {
+        let result = record_pair(store, program.id, todo[i].0, &run, reference.as_ref()).and_then(|()| {
+            if ticked.elapsed() < TICK {
+                return Ok(());
             }
-        })?;
-        if let Some(e) = error {
-            return Err(e);
+            ticked = Instant::now();
+            stats.tick(dir, store, *started, "testing")
+        });
+        if let Err(e) = result {
+            error.get_or_insert(e);
         }
-        c.stats.tick(&c.dir, &c.store, c.started, "testing")?;
+    })?;
+    if let Some(e) = error {
+        return Err(e);
+    }
+    if out_of_time.get() {
+        return Ok(false);
     }
     match &reference {
         Some(r) => vote_on(c, program.id, r)?,

@@ -141,13 +141,17 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
     let generated = generate_many(&seeds, &gen, c.jobs);
     let t = c.stats.spent("program generation (csmith)", t);
     c.stats.tick(&c.dir, &c.store, c.started, "compiling programs")?;
+    let generated: Vec<(usize, _)> = generated.into_iter().enumerate().filter_map(|(k, g)| Some((k, g.ok()?))).collect();
+    let scratch = tempfile::tempdir()?;
+    let sources: Vec<PathBuf> = generated.iter().map(|(k, _)| scratch.path().join(format!("{k}.c"))).collect();
+    for ((_, g), path) in generated.iter().zip(&sources) {
+        std::fs::write(path, &g.source)?;
+    }
+    let compiled = frontend.compile_many(&sources, c.jobs);
     let mut pool: Vec<(ProgramRow, Vec<crate::llvm::FunctionCfg>)> = Vec::new();
-    for (k, g) in generated.into_iter().enumerate() {
-        let Ok(g) = g else { continue };
+    for ((k, g), bitcode) in generated.into_iter().zip(compiled) {
+        let Ok(bitcode) = bitcode else { continue };
         let name = format!("i{iteration:03}-p{k:03}");
-        let tmp = tempfile::Builder::new().suffix(".c").tempfile()?;
-        std::fs::write(tmp.path(), &g.source)?;
-        let Ok(bitcode) = frontend.compile(tmp.path()) else { continue };
         let Ok(module) = IrModule::from_bytes(&bitcode, &name, &TargetSpec::default()) else { continue };
         let (source, ir) = store_program(&c.dir, &name, Some(&g.source), &bitcode)?;
         let origin =
@@ -170,10 +174,13 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
     c.stats.tick(&c.dir, &c.store, c.started, "screening programs for undefined behaviour")?;
     let screen = Screen::default();
     let mut chosen = Vec::new();
-    for chunk in order.chunks(c.jobs.max(1)) {
-        if chosen.len() >= c.config.prog_select {
-            break;
-        }
+    let mut rest = &order[..];
+    // As many as are still needed at once (in whole rounds of `jobs`), so that no worker
+    // waits for another's slow program when most programs are clean.
+    while chosen.len() < c.config.prog_select && !rest.is_empty() {
+        let wanted = (c.config.prog_select - chosen.len()).next_multiple_of(c.jobs.max(1));
+        let (chunk, after) = rest.split_at(wanted.min(rest.len()));
+        rest = after;
         let sources: Vec<PathBuf> = chunk
             .iter()
             .map(|&i| c.dir.join(pool[i].0.source.as_deref().expect("generated programs have C")))

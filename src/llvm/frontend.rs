@@ -67,6 +67,24 @@ impl CFrontend {
         Ok(out.stdout)
     }
 
+    /// [`compile`](Self::compile) each source, `jobs` clang processes at a time; results in
+    /// input order. The threads are gone when it returns, so the caller may fork again.
+    pub fn compile_many(&self, sources: &[PathBuf], jobs: usize) -> Vec<Result<Vec<u8>, String>> {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results: Vec<std::sync::Mutex<Option<Result<Vec<u8>, String>>>> =
+            sources.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        std::thread::scope(|scope| {
+            for _ in 0..jobs.clamp(1, sources.len().max(1)) {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(source) = sources.get(i) else { break };
+                    *results[i].lock().expect("no panics while compiling") = Some(self.compile(source));
+                });
+            }
+        });
+        results.into_iter().map(|r| r.into_inner().ok().flatten().unwrap_or_else(|| Err("not compiled".into()))).collect()
+    }
+
     /// The IR of `path` as bytes: compiled when it is C, else read (text or bitcode).
     pub fn ir_bytes(&self, path: &Path) -> Result<Vec<u8>, super::LoadError> {
         if path.extension().is_some_and(|e| e == "c") {

@@ -205,3 +205,21 @@ fn timing() {
         assert_eq!(verdicts[0], verdicts[1]);
     }
 }
+
+#[test]
+fn compile_many_answers_each_source_in_input_order_as_compile_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let sources: Vec<PathBuf> = [("exit3.c", EXIT_3), ("broken.c", BROKEN), ("overflow.c", SIGNED_OVERFLOW)]
+        .iter()
+        .map(|(name, text)| write(dir.path(), name, text))
+        .collect();
+    let frontend = CFrontend::default();
+    for jobs in [1, 2, 5] {
+        let results = frontend.compile_many(&sources, jobs);
+        assert_eq!(results.len(), 3);
+        assert_eq!(results[0].as_ref().unwrap(), &frontend.compile(&sources[0]).unwrap(), "jobs {jobs}");
+        assert!(results[1].as_ref().unwrap_err().contains("undeclared_variable"), "{:?}", results[1]);
+        assert_eq!(results[2].as_ref().unwrap(), &frontend.compile(&sources[2]).unwrap(), "jobs {jobs}");
+    }
+    assert!(frontend.compile_many(&[], 2).is_empty());
+}

@@ -310,3 +310,28 @@ mod arbitrary_text {
         }
     }
 }
+
+#[test]
+fn batched_reduction_finds_what_one_at_a_time_finds() {
+    let c = catalog();
+    let seq = Sequence::parse("sroa,instsimplify,licm,dce,adce,gvn,sccp,bdce,gvn,dse,licm,sroa,dce,gvn", &c).unwrap();
+    let oracles: [fn(&[&str]) -> bool; 3] = [
+        |n| n.iter().position(|&p| p == "licm").is_some_and(|i| n[i..].contains(&"gvn")),
+        |n| n.iter().filter(|&&p| p == "dce").count() >= 2 && n.contains(&"sccp"),
+        |n| n.len() >= 5,
+    ];
+    for oracle in oracles {
+        let fails = |s: &Sequence| oracle(&s.passes().iter().map(|p| p.name.as_str()).collect::<Vec<_>>());
+        let one_at_a_time = reduce(&seq, fails).render(&c).unwrap();
+        for width in [2, 3, 8] {
+            let mut tested = 0;
+            let batched = super::reduce::reduce_batched(&seq, width, |batch| {
+                assert!(batch.len() <= width, "{} candidates for width {width}", batch.len());
+                tested += batch.len();
+                batch.iter().map(fails).collect()
+            });
+            assert_eq!(batched.render(&c).unwrap(), one_at_a_time, "width {width}");
+            assert!(tested > 0);
+        }
+    }
+}

@@ -75,8 +75,10 @@ pub struct FuzzArgs {
     /// Random sequences generated per iteration.
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
     seq_pool: usize,
-    /// Sequences selected from them.
-    #[arg(long, value_name = "N", default_value_t = 50, value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
+    /// Sequences selected from them; every selected program is tested against each. A
+    /// program costs seconds to generate, compile and screen, a pair a tenth of one: more
+    /// sequences per program is cheaper end to end.
+    #[arg(long, value_name = "N", default_value_t = ctos::fuzz::DEFAULT_SEQ_SELECT, value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
     seq_select: usize,
     /// Shortest and longest random sequence.
     #[arg(long, value_name = "MIN..MAX", default_value = "50..200", value_parser = parse_range)]
