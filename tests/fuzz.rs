@@ -418,3 +418,41 @@ fn two_failures_of_one_cause_with_different_top_frames_are_one_bug_and_stay_one_
         assert!(readme.contains("## Also seen as"), "{readme}");
     }
 }
+
+/// Programs are screened for undefined behaviour only when a wrong-code verdict depends on
+/// it: this one's signed overflow makes instcombine's output differ from the unoptimized
+/// run's, which is no compiler bug.
+#[test]
+fn a_wrong_code_verdict_on_a_program_with_undefined_behaviour_is_not_a_bug() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    std::fs::write(
+        programs.join("overflow.c"),
+        "#include <stdio.h>\nint f(int x) { return x + 1 > x; }\n\
+         int main(void) { volatile int v = 2147483647; printf(\"%d\\n\", f(v)); return 0; }\n",
+    )
+    .unwrap();
+    let sequences = work.path().join("sequences.txt");
+    std::fs::write(&sequences, "function(instcombine)\nfunction(sroa)\nfunction(dce)\nfunction(adce)\n").unwrap();
+    let out = work.path().join("campaign");
+    let dirs = [out.to_str().unwrap(), programs.to_str().unwrap(), sequences.to_str().unwrap()];
+    let (code, stdout, stderr) =
+        ctos(&["fuzz", "--out", dirs[0], "--programs", dirs[1], "--sequences", dirs[2], "--iterations", "1"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("0 failures, 0 unique bugs"), "{stdout}");
+    let db = rusqlite::Connection::open(out.join("campaign.sqlite")).unwrap();
+    let status: String = db.query_row("SELECT status FROM programs", [], |r| r.get(0)).unwrap();
+    assert!(
+        status.starts_with("skipped: undefined behaviour:") && status.contains("signed integer overflow"),
+        "{status}"
+    );
+    let outputs: Vec<String> = db
+        .prepare("SELECT exec FROM pairs")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(outputs.iter().filter(|e| e.contains("\"stdout\":\"1\\n\"")).count(), 1, "{outputs:?}");
+}

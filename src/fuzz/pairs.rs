@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::store::ProgramRow;
 use super::Campaign;
 use crate::oracle::{observe, vote, FailureKind, Observation, Vote};
-use crate::program::{Subject, SubjectSpec};
+use crate::program::{screen, Screen, Screening, Subject, SubjectSpec};
 use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, ExecStatus, Execution, JobSpec, Run};
 
 /// How often the status line follows the pairs.
@@ -172,6 +172,25 @@ fn record_pair(
     }
 }
 
+/// Why a program's wrong-code verdicts do not count: the first undefined behaviour UBSan or
+/// ASan reports in its unoptimized C build. A generated program that cannot be screened
+/// does not count either; the user's own (or IR, which has no C to screen) is taken as given.
+fn undefined_behaviour(c: &mut Campaign, program: i64) -> Result<Option<String>> {
+    let row = c.store.program(program)?;
+    let Some(source) = row.source else { return Ok(None) };
+    let generated = serde_json::from_str::<serde_json::Value>(&row.origin).is_ok_and(|o| o.get("generator").is_some());
+    let t = Instant::now();
+    c.stats.tick(&c.dir, &c.store, c.started, "screening a program for undefined behaviour")?;
+    let verdict = screen(&c.dir.join(source), &Screen::default());
+    c.stats.spent_within("UB screening", t, "testing");
+    Ok(match verdict {
+        Screening::Clean { .. } => None,
+        Screening::Undefined(report) => Some(format!("undefined behaviour: {report}")),
+        other if generated => Some(format!("not screened for undefined behaviour: {other:?}")),
+        _ => None,
+    })
+}
+
 /// The oracle's majority vote over the program's executions decides its wrong code.
 fn vote_on(c: &mut Campaign, program: i64, reference: &Execution) -> Result<()> {
     let (sequences, executions): (Vec<i64>, Vec<Execution>) = c
@@ -185,6 +204,11 @@ fn vote_on(c: &mut Campaign, program: i64, reference: &Execution) -> Result<()> 
             c.store.set_program_status(program, "suspect: most optimized runs disagree with the unoptimized one", None)
         }
         Vote::WrongCode(failures) => {
+            if !failures.is_empty() {
+                if let Some(why) = undefined_behaviour(c, program)? {
+                    return c.store.set_program_status(program, &format!("skipped: {why}"), None);
+                }
+            }
             for (i, f) in failures {
                 let detail = FailureDetail { stdout: Some(executions[i].stdout.clone()), ..FailureDetail::default() };
                 let detail = serde_json::to_string(&detail)?;

@@ -1,5 +1,5 @@
 //! Planning one iteration: random pools of sequences and programs, embedded and
-//! selected for diversity, programs screened for undefined behaviour.
+//! selected for diversity.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -12,7 +12,7 @@ use super::store::ProgramRow;
 use super::{Campaign, Selection};
 use crate::embed::{doc2vec::Doc2VecParams, embed_programs, embed_sequences};
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
-use crate::program::{generate_many, screen_many, GenConfig, Screen, Screening};
+use crate::program::{generate_many, GenConfig};
 use crate::select::{random_select, select_representatives, XMeansParams};
 use crate::seq::random::random_pool_excluding;
 use crate::seq::{render_with, Pass, Sequence};
@@ -37,7 +37,7 @@ pub(super) fn plan_iteration(c: &mut Campaign, iteration: i64) -> Result<()> {
     let sequences = plan_sequences(c, iteration)?;
     let programs = plan_programs(c, iteration)?;
     if programs.is_empty() {
-        bail!("iteration {iteration}: no program survived generation and screening");
+        bail!("iteration {iteration}: no generated program compiled");
     }
     let t = Instant::now();
     c.store.save_plan(iteration, &programs, &sequences)?;
@@ -141,7 +141,8 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
     let generated = generate_many(&seeds, &gen, c.jobs);
     let t = c.stats.spent("program generation (csmith)", t);
     c.stats.tick(&c.dir, &c.store, c.started, "compiling programs")?;
-    let generated: Vec<(usize, _)> = generated.into_iter().enumerate().filter_map(|(k, g)| Some((k, g.ok()?))).collect();
+    let generated: Vec<(usize, _)> =
+        generated.into_iter().enumerate().filter_map(|(k, g)| Some((k, g.ok()?))).collect();
     let scratch = tempfile::tempdir()?;
     let sources: Vec<PathBuf> = generated.iter().map(|(k, _)| scratch.path().join(format!("{k}.c"))).collect();
     for ((_, g), path) in generated.iter().zip(&sources) {
@@ -168,31 +169,11 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
         Selection::Random => vec![Vec::new(); pool.len()],
     };
     let t = c.stats.spent("program embedding (region graphs, doc2vec)", t);
-    // Select more than needed: programs with undefined behaviour drop out in screening.
-    let order = choose(c.config.selection, &points, pool.len(), derive(c.config.seed, iteration, 6));
-    let t = c.stats.spent("selection (x-means)", t);
-    c.stats.tick(&c.dir, &c.store, c.started, "screening programs for undefined behaviour")?;
-    let screen = Screen::default();
-    let mut chosen = Vec::new();
-    let mut rest = &order[..];
-    // As many as are still needed at once (in whole rounds of `jobs`), so that no worker
-    // waits for another's slow program when most programs are clean.
-    while chosen.len() < c.config.prog_select && !rest.is_empty() {
-        let wanted = (c.config.prog_select - chosen.len()).next_multiple_of(c.jobs.max(1));
-        let (chunk, after) = rest.split_at(wanted.min(rest.len()));
-        rest = after;
-        let sources: Vec<PathBuf> = chunk
-            .iter()
-            .map(|&i| c.dir.join(pool[i].0.source.as_deref().expect("generated programs have C")))
-            .collect();
-        for (&i, verdict) in chunk.iter().zip(screen_many(&sources, &screen, c.jobs)) {
-            if matches!(verdict, Screening::Clean { .. }) && chosen.len() < c.config.prog_select {
-                chosen.push(pool[i].0.clone());
-            }
-        }
-    }
-    c.stats.spent("UB screening", t);
-    Ok(chosen)
+    let order = choose(c.config.selection, &points, c.config.prog_select, derive(c.config.seed, iteration, 6));
+    c.stats.spent("selection (x-means)", t);
+    // Not screened for undefined behaviour here: only a wrong-code verdict depends on it (LLVM
+    // must not crash on any program), so a program is screened when it has one (pairs.rs).
+    Ok(order.into_iter().map(|i| pool[i].0.clone()).collect())
 }
 
 fn user_programs(c: &Campaign, dir: &Path, iteration: i64, frontend: &CFrontend) -> Result<Vec<ProgramRow>> {

@@ -67,6 +67,16 @@ impl Stats {
         now
     }
 
+    /// [`spent`](Self::spent) on a phase that runs inside `outer`, whose whole span its
+    /// caller counts: the time moves from `outer` to `phase`, so phases still add up.
+    pub fn spent_within(&mut self, phase: &'static str, since: Instant, outer: &'static str) -> Instant {
+        let now = Instant::now();
+        let seconds = (now - since).as_secs_f64();
+        *self.phases.entry(phase).or_insert(0.0) += seconds;
+        *self.phases.entry(outer).or_insert(0.0) -= seconds;
+        now
+    }
+
     /// The three phases that took longest, with their share of `elapsed`.
     fn top_phases(&self, elapsed: f64) -> String {
         let mut phases: Vec<(&str, f64)> = self.phases.iter().map(|(k, v)| (*k, *v)).collect();

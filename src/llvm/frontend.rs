@@ -82,7 +82,10 @@ impl CFrontend {
                 });
             }
         });
-        results.into_iter().map(|r| r.into_inner().ok().flatten().unwrap_or_else(|| Err("not compiled".into()))).collect()
+        results
+            .into_iter()
+            .map(|r| r.into_inner().ok().flatten().unwrap_or_else(|| Err("not compiled".into())))
+            .collect()
     }
 
     /// The IR of `path` as bytes: compiled when it is C, else read (text or bitcode).

@@ -15,11 +15,7 @@ pub fn reduce(seq: &Sequence, mut fails: impl FnMut(&Sequence) -> bool) -> Seque
 /// in order. The first failing candidate in order wins, as when testing one at a time, so
 /// the result does not depend on the width; the tests after it are the price of keeping
 /// `width` workers busy.
-pub fn reduce_batched(
-    seq: &Sequence,
-    width: usize,
-    mut fails_each: impl FnMut(&[Sequence]) -> Vec<bool>,
-) -> Sequence {
+pub fn reduce_batched(seq: &Sequence, width: usize, mut fails_each: impl FnMut(&[Sequence]) -> Vec<bool>) -> Sequence {
     let width = width.max(1);
     let mut first_failing = |candidates: &[Sequence]| -> Option<usize> {
         let mut offset = 0;

@@ -76,7 +76,7 @@ pub struct FuzzArgs {
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
     seq_pool: usize,
     /// Sequences selected from them; every selected program is tested against each. A
-    /// program costs seconds to generate, compile and screen, a pair a tenth of one: more
+    /// program costs seconds to generate, compile and embed, a pair a tenth of one: more
     /// sequences per program is cheaper end to end.
     #[arg(long, value_name = "N", default_value_t = ctos::fuzz::DEFAULT_SEQ_SELECT, value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
     seq_select: usize,
@@ -86,7 +86,7 @@ pub struct FuzzArgs {
     /// csmith programs generated per iteration.
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = |s: &str| bounded(s, 1usize, 100_000))]
     prog_pool: usize,
-    /// Programs selected from them (after screening for undefined behaviour).
+    /// Programs selected from them.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = |s: &str| bounded(s, 1usize, 100_000))]
     prog_select: usize,
     /// Minimum size of a csmith program in bytes (the paper: 80 KB).
