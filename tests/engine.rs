@@ -350,3 +350,42 @@ mod llvm19_bugs {
         assert_ne!(l["stdout"], reference["stdout"], "{l}");
     }
 }
+
+/// `--verify-each changed` verifies a function that loop passes changed once per loop
+/// adaptor, and a module that CGSCC passes changed once per CGSCC adaptor; verifying after
+/// each loop and SCC instead must not change any outcome or optimized module.
+#[test]
+fn deferred_verification_gives_the_outcomes_and_ir_of_verifying_each_unit() {
+    use ctos::llvm::{CFrontend, IrModule, TargetSpec, VerifyEach};
+    use ctos::sandbox::{run_batch, BatchItem, JobSpec, Limits, Pool};
+    use ctos::seq::random::{random_flat_between, with_preconditions};
+    use rand::SeedableRng;
+
+    let catalog = ctos::seq::Catalog::for_llvm(ctos::llvm::version().0).unwrap();
+    let passes: Vec<_> = catalog
+        .set("ctos")
+        .unwrap()
+        .into_iter()
+        .filter(|p| catalog.unsafe_reason(&p.name).is_none() && p.name != "require")
+        .collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let pipelines: Vec<String> = (0..12)
+        .map(|_| {
+            with_preconditions(&random_flat_between(&mut rng, &passes, 50, 200), &catalog).render(&catalog).unwrap()
+        })
+        .collect();
+    let mut module = IrModule::load(csmith().as_ref(), &CFrontend::default(), &TargetSpec::default()).unwrap();
+    let mut pool = Pool::new(2, Limits::default(), Vec::new()).unwrap();
+    let mut results = Vec::new();
+    for verify_each in [VerifyEach::Changed, VerifyEach::ChangedEachUnit] {
+        let items = pipelines
+            .iter()
+            .enumerate()
+            .map(|(index, p)| BatchItem { index, job: JobSpec { verify_each, ..JobSpec::optimize(p.clone()) } });
+        let mut runs = vec![None; pipelines.len()];
+        run_batch(&mut pool, &mut module, items, |i, run| runs[i] = Some((run.outcome, run.ir_hash))).unwrap();
+        results.push(runs);
+    }
+    assert_eq!(results[0], results[1]);
+    assert!(results[0].iter().all(|r| r.is_some_and(|(_, hash)| hash.is_some())), "{:?}", results[0]);
+}

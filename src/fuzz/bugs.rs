@@ -343,7 +343,7 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &s
     let exec = if failure.kind == FailureKind::WrongCode { " --exec" } else { "" };
     let ctos_verify = match c.config.verify_each {
         VerifyEach::Off => "",
-        VerifyEach::Changed => " --verify-each",
+        VerifyEach::Changed | VerifyEach::ChangedEachUnit => " --verify-each",
         VerifyEach::Every => " --verify-each=every",
     };
     text.push_str(&format!(

@@ -70,22 +70,29 @@ impl CFrontend {
     /// [`compile`](Self::compile) each source, `jobs` clang processes at a time; results in
     /// input order. The threads are gone when it returns, so the caller may fork again.
     pub fn compile_many(&self, sources: &[PathBuf], jobs: usize) -> Vec<Result<Vec<u8>, String>> {
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let results: Vec<std::sync::Mutex<Option<Result<Vec<u8>, String>>>> =
-            sources.iter().map(|_| std::sync::Mutex::new(None)).collect();
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let next = AtomicUsize::new(0);
+        let mut results: Vec<Option<Result<Vec<u8>, String>>> = vec![None; sources.len()];
         std::thread::scope(|scope| {
-            for _ in 0..jobs.clamp(1, sources.len().max(1)) {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(source) = sources.get(i) else { break };
-                    *results[i].lock().expect("no panics while compiling") = Some(self.compile(source));
-                });
+            let workers: Vec<_> = (0..jobs.clamp(1, sources.len().max(1)))
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut done = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(source) = sources.get(i) else { return done };
+                            done.push((i, self.compile(source)));
+                        }
+                    })
+                })
+                .collect();
+            for worker in workers {
+                for (i, result) in worker.join().expect("compiling does not panic") {
+                    results[i] = Some(result);
+                }
             }
         });
-        results
-            .into_iter()
-            .map(|r| r.into_inner().ok().flatten().unwrap_or_else(|| Err("not compiled".into())))
-            .collect()
+        results.into_iter().map(|r| r.expect("every source is taken by a worker")).collect()
     }
 
     /// The IR of `path` as bytes: compiled when it is C, else read (text or bitcode).

@@ -27,6 +27,10 @@ pub enum VerifyEach {
     Changed = 1,
     /// After every pass, as `opt -verify-each`.
     Every = 2,
+    /// `Changed` with no verification deferred to an adaptor's end: how the sandbox reruns
+    /// a `Changed` job whose deferred verification failed, to name the pass exactly.
+    #[value(skip)]
+    ChangedEachUnit = 3,
 }
 
 extern "C" {

@@ -35,7 +35,9 @@ using namespace llvm;
 
 namespace {
 
-enum VerifyMode { VerifyNone = 0, VerifyChanged = 1, VerifyEvery = 2 };
+// VerifyChangedEachUnit is VerifyChanged without the deferrals below: ctos reruns a
+// pipeline with it when a deferred verification fails, to name the pass exactly.
+enum VerifyMode { VerifyNone = 0, VerifyChanged = 1, VerifyEvery = 2, VerifyChangedEachUnit = 3 };
 
 // The IR unit a pass ran on, as the instrumentation hands it over.
 const Function *functionOf(Any IR) {
@@ -55,19 +57,34 @@ const Module *moduleOf(Any IR) {
 }
 
 // A CGSCC pass runs once per SCC, so verifying the whole module after each SCC it changed
-// is quadratic in the number of functions: on csmith programs most of verify-each's cost.
-// The SCC's own functions are verified at once, blamed on the pass; the rest of the module
-// (globals, callers that argument promotion rewrote outside the SCC) once when the CGSCC
-// adaptor returns, blamed on the last CGSCC pass that changed something.
-void verifyAfterChangingPasses(PassInstrumentationCallbacks &PIC) {
-  auto LastChangingCGSCCPass = std::make_shared<std::string>();
-  PIC.registerAfterPassCallback([LastChangingCGSCCPass](StringRef P, Any IR, const PreservedAnalyses &PA) {
-    if (P.contains("ModuleToPostOrderCGSCCPassAdaptor")) {
-      const Module *M = moduleOf(IR);
-      if (M && !LastChangingCGSCCPass->empty() && verifyModule(*M, &errs()))
-        report_fatal_error(formatv("Broken module found after pass \"{0}\", compilation aborted!",
-                                   *LastChangingCGSCCPass));
-      LastChangingCGSCCPass->clear();
+// is quadratic in the number of functions; a loop pass runs once per loop, and verifying
+// its whole function after each loop it changed is quadratic in the number of loops. On
+// csmith programs these were most of verify-each's cost. So in VerifyChanged mode an SCC's
+// own functions are verified at once, and the rest of the module once when the CGSCC
+// adaptor returns; a function that loop passes changed is verified once when the loop
+// adaptor returns. A deferred verification that fails says so (DeferredMark), and ctos
+// reruns the pipeline in VerifyChangedEachUnit mode to learn which pass broke the IR.
+const char *const DeferredMark = " (verified when its adaptor returned)";
+
+void verifyAfterChangingPasses(PassInstrumentationCallbacks &PIC, bool Defer) {
+  struct Pending {
+    std::string CGSCCPass, LoopPass;
+  };
+  auto Last = std::make_shared<Pending>();
+  PIC.registerAfterPassCallback([Last, Defer](StringRef P, Any IR, const PreservedAnalyses &PA) {
+    auto broken = [](const char *Unit, StringRef Pass, const char *Mark) {
+      report_fatal_error(formatv("Broken {0} found after pass \"{1}\"{2}, compilation aborted!", Unit, Pass, Mark));
+    };
+    if (P.contains("ModuleToPostOrderCGSCCPassAdaptor") || P.contains("FunctionToLoopPassAdaptor")) {
+      bool CGSCC = P.contains("CGSCC");
+      std::string &Changer = CGSCC ? Last->CGSCCPass : Last->LoopPass;
+      if (!Changer.empty()) {
+        const Module *M = moduleOf(IR);
+        const Function *F = functionOf(IR);
+        if ((M && verifyModule(*M, &errs())) || (F && verifyFunction(*F, &errs())))
+          broken(M ? "module" : "function", Changer, DeferredMark);
+      }
+      Changer.clear();
       return;
     }
     // Adaptors and managers report after the passes inside them, verified already.
@@ -75,17 +92,19 @@ void verifyAfterChangingPasses(PassInstrumentationCallbacks &PIC) {
         isSpecialPass(P, {"PassManager", "PassAdaptor", "AnalysisManagerProxy", "DevirtSCCRepeatedPass",
                           "ModuleInlinerWrapperPass", "VerifierPass", "PrintModulePass"}))
       return;
-    if (const auto *C = llvm::any_cast<const LazyCallGraph::SCC *>(&IR)) {
+    if (const auto *C = llvm::any_cast<const LazyCallGraph::SCC *>(&IR); C && Defer) {
       for (LazyCallGraph::Node &N : **C)
         if (verifyFunction(N.getFunction(), &errs()))
-          report_fatal_error(formatv("Broken function found after pass \"{0}\", compilation aborted!", P));
-      *LastChangingCGSCCPass = P.str();
+          broken("function", P, "");
+      Last->CGSCCPass = P.str();
+    } else if (llvm::any_cast<const Loop *>(&IR) && Defer) {
+      Last->LoopPass = P.str();
     } else if (const Function *F = functionOf(IR)) {
       if (verifyFunction(*F, &errs()))
-        report_fatal_error(formatv("Broken function found after pass \"{0}\", compilation aborted!", P));
+        broken("function", P, "");
     } else if (const Module *M = moduleOf(IR)) {
       if (verifyModule(*M, &errs()))
-        report_fatal_error(formatv("Broken module found after pass \"{0}\", compilation aborted!", P));
+        broken("module", P, "");
     }
   });
 }
@@ -188,8 +207,8 @@ Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int V
     watchPasses(PIC, *Watch);
   StandardInstrumentations SI(Mod.getContext(), /*DebugLogging=*/false, Verify == VerifyEvery);
   SI.registerCallbacks(PIC, &MAM);
-  if (Verify == VerifyChanged)
-    verifyAfterChangingPasses(PIC);
+  if (Verify == VerifyChanged || Verify == VerifyChangedEachUnit)
+    verifyAfterChangingPasses(PIC, Verify == VerifyChanged);
 
   ModulePassManager MPM;
   if (auto Err = PB.parsePassPipeline(MPM, Passes))

@@ -72,7 +72,7 @@ pub fn run_batch_cached(
                 None => exhausted = true,
             }
         }
-        let Some(event) = pool.next_event() else { break };
+        let Some(event) = pool.next_event(module) else { break };
         match event {
             Event::Optimized { id, ir_hash } => {
                 let index = index_of[&id];

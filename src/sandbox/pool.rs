@@ -1,6 +1,7 @@
 //! The parent side: fork children, read their messages, enforce per-phase deadlines,
 //! and turn each child's end into a [`Run`].
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::FileExt;
@@ -11,8 +12,11 @@ use super::child::{self, ChildIo};
 use super::classify::{self, Ending, RawCrash};
 use super::symbols::Symbolizer;
 use super::wire::{self, Decoder, Phase};
-use super::{ExecMode, JobSpec, Limits, Observer, OptDone, Run};
-use crate::llvm::IrModule;
+use super::{ExecMode, JobSpec, Limits, Observer, OptDone, Outcome, Run};
+use crate::llvm::{IrModule, VerifyEach};
+
+/// What src/llvm/pipeline.h adds to the message of a verification it deferred.
+const DEFERRED_VERIFICATION: &str = "(verified when its adaptor returned)";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct JobId(pub u64);
@@ -50,6 +54,9 @@ struct Child {
     exited: bool,
     ending: Ending,
     observer_slot: Option<usize>,
+    /// The job again with every verification where the pass ran, for when a verification
+    /// that `VerifyEach::Changed` deferred to an adaptor's end finds broken IR.
+    exact_rerun: Option<JobSpec>,
 }
 
 /// What the parent keeps of a child's descriptors: it reads messages, may send the
@@ -74,6 +81,8 @@ pub struct Pool {
     observer: Option<Box<dyn Observer>>,
     /// Children are forked by this agent inside an external `opt`, not by us.
     agent: Option<Agent>,
+    /// Reruns for exact blame, by the job they answer for.
+    reruns: HashMap<JobId, JobId>,
 }
 
 pub(crate) fn memfd(name: &std::ffi::CStr) -> std::io::Result<File> {
@@ -113,6 +122,7 @@ impl Pool {
             scratch: tempfile::Builder::new().prefix("ctos-scratch-").tempdir()?,
             observer: None,
             agent: None,
+            reruns: HashMap::new(),
         })
     }
 
@@ -276,6 +286,8 @@ impl Pool {
             exited: false,
             ending: Ending::default(),
             observer_slot,
+            exact_rerun: (job.verify_each == VerifyEach::Changed)
+                .then(|| JobSpec { verify_each: VerifyEach::ChangedEachUnit, ..job.clone() }),
         });
         Ok(id)
     }
@@ -300,7 +312,7 @@ impl Pool {
         }
         let id = self.submit(module, &job)?;
         loop {
-            match self.next_event() {
+            match self.next_event(module) {
                 Some(Event::Done { id: done, run }) if done == id => return Ok(run),
                 Some(_) => {}
                 None => unreachable!("the submitted job is running"),
@@ -310,7 +322,10 @@ impl Pool {
 
     /// Tell a child that reported [`Event::Optimized`] whether to execute its module.
     pub fn decide(&mut self, id: JobId, execute: bool) {
-        let Some(child) = self.children.iter_mut().find(|c| c.id == id) else { return };
+        let reruns = &self.reruns;
+        let Some(child) = self.children.iter_mut().find(|c| reruns.get(&c.id).copied().unwrap_or(c.id) == id) else {
+            return;
+        };
         child.awaiting_decision = false;
         if let Some(cmd) = child.cmd.take() {
             let byte = if execute { b'x' } else { b'q' };
@@ -322,14 +337,30 @@ impl Pool {
     }
 
     /// The next event, waiting for one if needed; `None` when no child is running.
-    pub fn next_event(&mut self) -> Option<Event> {
+    /// `module` is the one jobs were submitted with: a job whose deferred verification
+    /// failed runs again on it, and its events come under the first job's id.
+    pub fn next_event(&mut self, module: &mut IrModule) -> Option<Event> {
         loop {
-            if let Some(event) = self.pending.pop() {
+            if let Some(mut event) = self.pending.pop() {
+                if let Event::Optimized { id, .. } = &mut event {
+                    *id = self.reruns.get(id).copied().unwrap_or(*id);
+                }
                 return Some(event);
             }
             if let Some(i) = self.children.iter().position(|c| c.exited) {
                 let child = self.children.swap_remove(i);
-                return Some(Event::Done { id: child.id, run: self.finish(child) });
+                let (id, exact_rerun) = (child.id, child.exact_rerun.clone());
+                let run = self.finish(child);
+                let deferred = run.outcome == Outcome::InvalidIr
+                    && run.message.as_deref().is_some_and(|m| m.contains(DEFERRED_VERIFICATION));
+                if let Some(job) = exact_rerun.filter(|_| deferred) {
+                    if let Ok(rerun) = self.submit(module, &job) {
+                        self.reruns.insert(rerun, id);
+                        continue;
+                    }
+                }
+                let id = self.reruns.remove(&id).unwrap_or(id);
+                return Some(Event::Done { id, run });
             }
             if self.children.is_empty() {
                 return None;

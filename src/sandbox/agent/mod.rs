@@ -190,6 +190,7 @@ impl Agent {
             VerifyEach::Off => 0,
             VerifyEach::Changed => 1,
             VerifyEach::Every => 2,
+            VerifyEach::ChangedEachUnit => 3,
         };
         let exec = match job.exec {
             ExecMode::Never => 0,
