@@ -39,6 +39,14 @@ fn pairs_in(dir: &Path) -> i64 {
 
 /// `--reduce-programs` runs the real cvise with `ctos interesting` as its test: the C
 /// program shrinks and still fails the same way (LICM without MemorySSA aborts on any loop).
+/// One iteration of a campaign over the user's programs and pipelines, two workers.
+fn fuzz_fixed(out: &Path, programs: &Path, sequences: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["fuzz", "--out", out.to_str().unwrap(), "--programs", programs.to_str().unwrap()];
+    args.extend_from_slice(&["--sequences", sequences.to_str().unwrap(), "--iterations", "1", "-j", "2"]);
+    args.extend_from_slice(extra);
+    ctos(&args)
+}
+
 #[test]
 fn reduce_programs_shrinks_the_c_program_with_cvise() {
     let work = tempfile::tempdir().unwrap();
@@ -99,20 +107,7 @@ fn a_known_failure_is_found_reduced_to_its_pass_and_reported_once() {
     )
     .unwrap();
     let out = work.path().join("campaign");
-    let (code, stdout, stderr) = ctos(&[
-        "fuzz",
-        "--out",
-        out.to_str().unwrap(),
-        "--programs",
-        programs.to_str().unwrap(),
-        "--sequences",
-        sequences.to_str().unwrap(),
-        "--llvm-arg=-slp-threshold=-99999",
-        "--iterations",
-        "1",
-        "-j",
-        "2",
-    ]);
+    let (code, stdout, stderr) = fuzz_fixed(&out, &programs, &sequences, &["--llvm-arg=-slp-threshold=-99999"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("1 unique bugs"), "{stdout}");
     let r = report(&out);
@@ -224,11 +219,7 @@ fn small_campaign(work: &Path, out: &Path, extra: &[&str]) -> (i32, String, Stri
         )
         .unwrap();
     }
-    let mut args = vec!["fuzz", "--out", out.to_str().unwrap(), "--programs", programs.to_str().unwrap()];
-    let sequences = work.join("sequences.txt");
-    args.extend_from_slice(&["--sequences", sequences.to_str().unwrap(), "--iterations", "1", "-j", "2"]);
-    args.extend_from_slice(extra);
-    ctos(&args)
+    fuzz_fixed(out, &programs, &work.join("sequences.txt"), extra)
 }
 
 /// What must agree between campaigns on the same plan: the counts, and each bug's key
@@ -378,19 +369,7 @@ fn two_failures_of_one_cause_with_different_top_frames_are_one_bug_and_stay_one_
     )
     .unwrap();
     let out = work.path().join("campaign");
-    let (code, stdout, stderr) = ctos(&[
-        "fuzz",
-        "--out",
-        out.to_str().unwrap(),
-        "--programs",
-        programs.to_str().unwrap(),
-        "--sequences",
-        sequences.to_str().unwrap(),
-        "--iterations",
-        "1",
-        "-j",
-        "2",
-    ]);
+    let (code, stdout, stderr) = fuzz_fixed(&out, &programs, &sequences, &[]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("3 failures, 1 unique bugs"), "{stdout}");
     let merged = work.path().join("merged");
@@ -436,9 +415,7 @@ fn a_wrong_code_verdict_on_a_program_with_undefined_behaviour_is_not_a_bug() {
     let sequences = work.path().join("sequences.txt");
     std::fs::write(&sequences, "function(instcombine)\nfunction(sroa)\nfunction(dce)\nfunction(adce)\n").unwrap();
     let out = work.path().join("campaign");
-    let dirs = [out.to_str().unwrap(), programs.to_str().unwrap(), sequences.to_str().unwrap()];
-    let (code, stdout, stderr) =
-        ctos(&["fuzz", "--out", dirs[0], "--programs", dirs[1], "--sequences", dirs[2], "--iterations", "1"]);
+    let (code, stdout, stderr) = fuzz_fixed(&out, &programs, &sequences, &[]);
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("0 failures, 0 unique bugs"), "{stdout}");
     let db = rusqlite::Connection::open(out.join("campaign.sqlite")).unwrap();

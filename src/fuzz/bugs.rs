@@ -9,7 +9,7 @@ use super::pairs::{detail_of, load, FailureDetail};
 use super::store::{now, BugRow, FailureRow, ProgramRow, VariantRow};
 use super::{shell_quote, Campaign};
 use crate::llvm::{IrModule, VerifyEach};
-use crate::oracle::{bug_key, observe, Failure, FailureKind, Observation, Oracle, Verdict};
+use crate::oracle::{bug_key, key_before_reduction, observe, Failure, FailureKind, Observation, Oracle, Verdict};
 use crate::program::Subject;
 use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, JobSpec, Run};
 use crate::seq::random::{contains_ordered, with_preconditions};
@@ -77,6 +77,13 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
             return c.store.resolve_failure(f.id, "duplicate", Some(bug.id));
         }
     }
+    // A failure keyed without its sequence, under a known key, is a duplicate unreduced.
+    let frames = serde_json::from_str::<FailureDetail>(&f.detail).map(|d| d.frames).unwrap_or_default();
+    if let Some(key) = key_before_reduction(&failure, &frames) {
+        if let Some(bug) = c.store.bug_by_key(&key)? {
+            return c.store.resolve_failure(f.id, "duplicate", Some(bug.id));
+        }
+    }
     let oracle = Oracle::of(failure.clone(), l.reference.clone());
     let mut tests = 0;
     let mut cache = ExecCache::default();
@@ -114,11 +121,7 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
     let text = render_with(&reduced, &c.catalog, &render)?;
     let last = run(c, l, &text)?;
     let detail = detail_of(&last);
-    let frames = if detail.frames.is_empty() {
-        serde_json::from_str::<FailureDetail>(&f.detail).map(|d| d.frames).unwrap_or_default()
-    } else {
-        detail.frames.clone()
-    };
+    let frames = if detail.frames.is_empty() { frames } else { detail.frames.clone() };
     let (key, pass) = bug_key(&failure, &reduced, &frames);
     if let Some(bug) = c.store.bug_by_key(&key)? {
         return c.store.resolve_failure(f.id, "duplicate", Some(bug.id));

@@ -285,6 +285,17 @@ pub fn vote(executions: &[Execution], reference: &Execution) -> Vote {
 /// Crashes are keyed on their top LLVM frames: one cause, one stack. Wrong code is keyed
 /// on the reduced sequence's passes in order, not on the last pass alone: one campaign's
 /// single wrong-code cause ended on four different last passes (fuzzing-lessons.md).
+/// The [`bug_key`] of a failure whose key does not depend on its sequence (a crash with
+/// an assertion or frames, a code generator failure): known before any reduction.
+pub fn key_before_reduction(failure: &Failure, frames: &[String]) -> Option<String> {
+    let independent = match failure.kind {
+        FailureKind::Crash => failure.signature.starts_with(ASSERTION) || !frames.is_empty(),
+        FailureKind::Codegen => true,
+        _ => false,
+    };
+    independent.then(|| bug_key(failure, &Sequence::default(), frames).0)
+}
+
 pub fn bug_key(failure: &Failure, reduced: &Sequence, frames: &[String]) -> (String, String) {
     let passes: Vec<&str> = reduced.passes().iter().map(|p| p.name.as_str()).collect();
     let last = passes.last().copied().unwrap_or("?").to_string();

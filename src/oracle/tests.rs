@@ -239,6 +239,14 @@ fn bug_keys_follow_the_cause_not_the_symptom() {
     assert_eq!(key, "wrong-code|instcombine gvn");
     assert_eq!(pass, "instcombine");
     assert_ne!(bug_key(&wrong, &seq("gvn,instcombine"), &[]).0, key, "order matters");
+
+    // Keys that do not depend on the sequence are known before reduction; the rest are not.
+    assert_eq!(key_before_reduction(&crash, &frames).as_deref(), Some("crash|a < b < c"));
+    assert_eq!(key_before_reduction(&crash, &[]), None);
+    assert_eq!(key_before_reduction(&invalid, &[]), None);
+    assert_eq!(key_before_reduction(&wrong, &[]), None);
+    let codegen = failure(FailureKind::Codegen, "LLVM ERROR: Cannot select");
+    assert_eq!(key_before_reduction(&codegen, &[]), Some(bug_key(&codegen, &seq("gvn"), &[]).0));
 }
 
 #[test]
