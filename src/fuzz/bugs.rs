@@ -98,11 +98,12 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
                 (tests <= MAX_TESTS).then(|| render_with(&candidate, &c.catalog, &render).ok()).flatten()
             })
             .collect();
-        let items = texts
+        // Collected first: the jobs borrow `l`, which the batch then runs on.
+        let items: Vec<BatchItem> = texts
             .iter()
             .enumerate()
-            .filter_map(|(index, text)| Some(BatchItem { index, job: job(c, l, text.as_deref()?) }));
-        let items: Vec<BatchItem> = items.collect();
+            .filter_map(|(index, text)| Some(BatchItem { index, job: job(c, l, text.as_deref()?) }))
+            .collect();
         let mut verdicts = vec![false; candidates.len()];
         let judged = run_batch_cached(&mut l.subject.pool, &mut l.subject.module, items, &mut cache, |i, r| {
             let text = texts[i].as_deref().unwrap_or_default();
