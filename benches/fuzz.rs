@@ -3,10 +3,16 @@
 //!
 //!     cargo bench --bench fuzz
 //!     CTOS_BENCH_PROGRAMS=6 CTOS_BENCH_SEQUENCES=40 CTOS_BENCH_JOBS=2 cargo bench --bench fuzz
+//!     CTOS_BENCH_CAMPAIGN=DIR CTOS_BENCH_PROGRAMS=12 CTOS_BENCH_SEQUENCES=10 cargo bench --bench fuzz
 //!
 //! Same csmith programs (screened for undefined behaviour), same random 50–200-pass
 //! sequences from the `ctos` set, same number of parallel workers, in one run. Also
 //! reports where ctos's time goes: pass work, verification, hashing, JIT, the program.
+//!
+//! With CTOS_BENCH_CAMPAIGN, the pairs are a campaign's own: its first tested programs, each
+//! with the first sequences of its iteration. Pair cost grows steeply with program size (one
+//! 300 KB csmith bitcode takes the baseline seconds a pair), and a campaign's selection picks
+//! its own programs, so this is the baseline to hold the campaign's end-to-end rate against.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -52,11 +58,21 @@ fn start_step(bc: &Path, pipeline: &str, step: usize, dir: &Path, major: u32) ->
     cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn")
 }
 
+/// Programs (bitcode) and the pipelines each is tested with.
+struct Workload {
+    bitcode: Vec<PathBuf>,
+    pipelines: Vec<Vec<String>>,
+    /// The campaign's own end-to-end pairs per second, when the pairs are a campaign's.
+    campaign_rate: Option<f64>,
+}
+
 /// The baseline over all pairs with `jobs` pairs in flight; returns (seconds, wrong outputs).
-fn baseline(bitcode: &[PathBuf], references: &[String], pipelines: &[String], jobs: usize, major: u32) -> (f64, usize) {
+fn baseline(work_load: &Workload, references: &[String], jobs: usize, major: u32) -> (f64, usize) {
+    let bitcode = &work_load.bitcode;
     let work = tempfile::tempdir().unwrap();
-    let mut queue: Vec<(usize, String)> =
-        (0..bitcode.len()).flat_map(|p| pipelines.iter().map(move |s| (p, s.clone()))).collect();
+    let mut queue: Vec<(usize, String)> = (work_load.pipelines.iter().enumerate())
+        .flat_map(|(p, pipelines)| pipelines.iter().map(move |s| (p, s.clone())))
+        .collect();
     queue.reverse();
     let mut running: Vec<Pair> = Vec::new();
     let mut differing = 0;
@@ -119,20 +135,14 @@ impl OutputRef for Child {
     }
 }
 
-fn main() {
-    let n_programs = env_or("CTOS_BENCH_PROGRAMS", 4);
-    let n_sequences = env_or("CTOS_BENCH_SEQUENCES", 30);
-    let jobs = env_or("CTOS_BENCH_JOBS", 2);
-    let major = ctos::llvm::version().0;
-    let catalog = Catalog::for_llvm(major).unwrap();
-    let work = tempfile::tempdir().unwrap();
-
-    // Programs: csmith with its defaults, at least 80 KB, free of undefined behaviour.
+/// Csmith programs with its defaults, at least 80 KB, free of undefined behaviour, each with
+/// the same random 50–200-pass pipelines.
+fn generated(n_programs: usize, n_sequences: usize, jobs: usize, catalog: &Catalog, work: &Path) -> Workload {
     let seeds: Vec<u64> = (1..=(3 * n_programs as u64)).collect();
     let generated = generate_many(&seeds, &GenConfig::default(), jobs);
     let mut sources = Vec::new();
     for g in generated.into_iter().flatten() {
-        let path = work.path().join(format!("p{}.c", g.seed));
+        let path = work.join(format!("p{}.c", g.seed));
         std::fs::write(&path, &g.source).unwrap();
         sources.push(path);
     }
@@ -152,16 +162,49 @@ fn main() {
             bc
         })
         .collect();
-
-    let pool_passes = ctos_passes(&catalog);
+    let pool_passes = ctos_passes(catalog);
     let mut rng = ChaCha8Rng::seed_from_u64(2026);
     let pipelines: Vec<String> = (0..n_sequences)
         .map(|_| {
-            with_preconditions(&random_flat_between(&mut rng, &pool_passes, 50, 200), &catalog)
-                .render(&catalog)
-                .unwrap()
+            with_preconditions(&random_flat_between(&mut rng, &pool_passes, 50, 200), catalog).render(catalog).unwrap()
         })
         .collect();
+    Workload { pipelines: vec![pipelines; bitcode.len()], bitcode, campaign_rate: None }
+}
+
+/// A campaign's first `n_programs` tested programs, each with the first `n_sequences`
+/// sequences of its iteration.
+fn from_campaign(dir: &Path, n_programs: usize, n_sequences: usize) -> Workload {
+    let store = ctos::fuzz::store::Store::open_read_only(&dir.join("campaign.sqlite")).unwrap();
+    let mut workload = Workload { bitcode: Vec::new(), pipelines: Vec::new(), campaign_rate: None };
+    for iteration in 0..store.iterations().unwrap() {
+        let sequences: Vec<String> =
+            store.sequences(iteration).unwrap().into_iter().map(|(_, s)| s).take(n_sequences).collect();
+        for program in store.programs(iteration).unwrap().into_iter().filter(|p| p.status == "tested") {
+            if workload.bitcode.len() < n_programs {
+                workload.bitcode.push(dir.join(&program.ir));
+                workload.pipelines.push(sequences.clone());
+            }
+        }
+    }
+    let stats: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap();
+    workload.campaign_rate = stats["pairs_per_second"].as_f64();
+    workload
+}
+
+fn main() {
+    let n_programs = env_or("CTOS_BENCH_PROGRAMS", 4);
+    let n_sequences = env_or("CTOS_BENCH_SEQUENCES", 30);
+    let jobs = env_or("CTOS_BENCH_JOBS", 2);
+    let major = ctos::llvm::version().0;
+    let catalog = Catalog::for_llvm(major).unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let workload = match std::env::var_os("CTOS_BENCH_CAMPAIGN") {
+        Some(dir) => from_campaign(Path::new(&dir), n_programs, n_sequences),
+        None => generated(n_programs, n_sequences, jobs, &catalog, work.path()),
+    };
+    let frontend = CFrontend::default();
 
     // ctos: the campaign's testing path (reference run, then every sequence, -j jobs),
     // once with its default verification and once verifying after every pass as the
@@ -174,7 +217,7 @@ fn main() {
     for verify in [VerifyEach::Changed, VerifyEach::Every] {
         let t = Instant::now();
         let mut b = Breakdown::default();
-        for (p, bc) in bitcode.iter().enumerate() {
+        for (p, (bc, pipelines)) in workload.bitcode.iter().zip(&workload.pipelines).enumerate() {
             let mut module = IrModule::load(bc, &frontend, &TargetSpec::default()).unwrap();
             let mut pool = Pool::new(jobs, limits, Vec::new()).unwrap();
             let reference = pool
@@ -203,12 +246,16 @@ fn main() {
         }
     }
     let Breakdown { passes, verify, hash, codegen, running_ms, executed, pairs, differing } = breakdown;
-    let (theirs, baseline_differing) = baseline(&bitcode, &references, &pipelines, jobs, major);
+    let (theirs, baseline_differing) = baseline(&workload, &references, jobs, major);
 
+    let source = match std::env::var("CTOS_BENCH_CAMPAIGN") {
+        Ok(dir) => format!("programs of campaign {dir}"),
+        Err(_) => "csmith programs".to_string(),
+    };
     println!(
-        "LLVM {}, {} csmith programs x {} sequences (50-200 passes), {jobs} workers each",
+        "LLVM {}, {} {source} x {} sequences (50-200 passes), {jobs} workers each",
         ctos::llvm::version_string(),
-        bitcode.len(),
+        workload.bitcode.len(),
         n_sequences
     );
     println!("{:<44} {:>8} {:>10} {:>10}", "", "pairs", "seconds", "pairs/s");
@@ -231,6 +278,10 @@ fn main() {
         "speed-up: {:.2}x; outputs differing from the reference: ctos {differing}, baseline {baseline_differing}",
         theirs / ours
     );
+    if let Some(rate) = workload.campaign_rate {
+        let base = pairs as f64 / theirs;
+        println!("the campaign end to end: {rate:.2} pairs/s, {:.2}x this baseline", rate / base);
+    }
     let capacity = ours * 1e3 * jobs as f64;
     println!("where ctos's worker time goes ({:.0} ms of {jobs} workers x {:.1} s):", capacity, ours);
     for (what, ms) in [

@@ -63,7 +63,11 @@ const Module *moduleOf(Any IR) {
 // own functions are verified at once, and the rest of the module once when the CGSCC
 // adaptor returns; a function that loop passes changed is verified once when the loop
 // adaptor returns. A deferred verification that fails says so (DeferredMark), and ctos
-// reruns the pipeline in VerifyChangedEachUnit mode to learn which pass broke the IR.
+// reruns the pipeline in VerifyChangedEachUnit mode to learn which pass broke the IR; it
+// does the same when a pass crashes, as a loop pass may have crashed on IR that an earlier
+// one broke. Function passes are verified at once: deferring them to the end of their
+// `function(...)` lets a later pass repair what an earlier one broke (dev bug 191714's
+// slp-vectorizer breakage disappears behind instcombine and simplifycfg).
 const char *const DeferredMark = " (verified when its adaptor returned)";
 
 void verifyAfterChangingPasses(PassInstrumentationCallbacks &PIC, bool Defer) {

@@ -351,8 +351,11 @@ impl Pool {
                 let child = self.children.swap_remove(i);
                 let (id, exact_rerun) = (child.id, child.exact_rerun.clone());
                 let run = self.finish(child);
-                let deferred = run.outcome == Outcome::InvalidIr
-                    && run.message.as_deref().is_some_and(|m| m.contains(DEFERRED_VERIFICATION));
+                // A crash or fatal error may come from IR that an earlier pass broke and a
+                // deferred verification had not checked yet: the rerun tells.
+                let deferred = matches!(run.outcome, Outcome::Crash | Outcome::Fatal)
+                    || run.outcome == Outcome::InvalidIr
+                        && run.message.as_deref().is_some_and(|m| m.contains(DEFERRED_VERIFICATION));
                 if let Some(job) = exact_rerun.filter(|_| deferred) {
                     if let Ok(rerun) = self.submit(module, &job) {
                         self.reruns.insert(rerun, id);
