@@ -11,6 +11,7 @@ pub mod embed;
 pub mod fuzz;
 pub mod llvm;
 pub mod localize;
+pub mod mutate;
 pub mod oracle;
 pub mod output;
 pub mod program;

@@ -46,6 +46,7 @@ impl Fixtures {
         write("good.txt", "sroa,gvn\n");
         write("clean.txt", "sroa,gvn\n");
         write("plain.sh", "#!/bin/sh\nexit 0\n");
+        write("overflow.c", "int main(void) { volatile int a = 2147483647; a = a + 1; return 0; }\n");
         for sub in ["progs", "empty", "badprogs", "fake", "used"] {
             std::fs::create_dir(dir.path().join(sub)).unwrap();
         }
@@ -129,6 +130,13 @@ fn cases() -> Vec<(&'static str, Vec<String>, &'static str)> {
         (CTOS, s(&["run", "notes.txt", "-p", "sroa"]), "notes.txt:1:1: error: expected top-level entity"),
         (CTOS, s(&["run", &sum, "-p", "sroa", "--clang", "/no/such/clang"]), "cannot run /no/such/clang"),
         (CTOS, s(&["run", "broken.ll"]), "no pipeline given"),
+        // ctos emi: checked before any folder is made
+        (CTOS, s(&["emi", "no-such.c"]), "no-such.c: not readable"),
+        (CTOS, s(&["emi", "notes.txt"]), "notes.txt: expected a C file (.c)"),
+        (CTOS, s(&["emi", "bad.c"]), "use of undeclared identifier 'undeclared'"),
+        (CTOS, s(&["emi", "overflow.c"]), "overflow.c: has undefined behaviour"),
+        (CTOS, s(&["emi", &sum, "-n", "0"]), "expected a whole number from 1 to 1000"),
+        (CTOS, s(&["emi", &sum, "--out", "used"]), "used: exists and is not empty"),
         // ctos passes
         (CTOS, s(&["passes", "--set", "bogus"]), "unknown pass set 'bogus'"),
         // ctos fuzz: every one of these must leave no campaign folder behind

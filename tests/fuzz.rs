@@ -433,3 +433,59 @@ fn a_wrong_code_verdict_on_a_program_with_undefined_behaviour_is_not_a_bug() {
         .collect();
     assert_eq!(outputs.iter().filter(|e| e.contains("\"stdout\":\"1\\n\"")).count(), 1, "{outputs:?}");
 }
+
+#[test]
+fn ctos_emi_writes_the_same_variants_for_the_same_seed() {
+    let work = tempfile::tempdir().unwrap();
+    let program = root().join("tests/data/csmith-12345.c");
+    let emi = |name: &str, seed: &str| {
+        let out = work.path().join(name);
+        let args =
+            ["emi", program.to_str().unwrap(), "-n", "2", "--seed", seed, "--out", out.to_str().unwrap(), "--json"];
+        let (code, stdout, stderr) = ctos(&args);
+        assert_eq!(code, 0, "{stderr}");
+        let variants: Vec<Value> = stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|l| l["type"] == "variant")
+            .collect();
+        assert_eq!(variants.len(), 2);
+        assert!(variants
+            .iter()
+            .all(|v| v["same_output"] == true && v["fcb"].as_u64().unwrap() + v["tcb"].as_u64().unwrap() > 0));
+        (1..=2).map(|k| std::fs::read_to_string(out.join(format!("variant-{k:02}.c"))).unwrap()).collect::<Vec<_>>()
+    };
+    let first = emi("a", "5");
+    assert_eq!(first, emi("b", "5"));
+    assert_ne!(first, emi("c", "6"));
+}
+
+/// `--generator hermes`: the programs tested are EMI variants of a clean csmith program,
+/// each unoptimized printing what its csmith program prints.
+#[test]
+fn a_hermes_campaign_tests_emi_variants_that_print_their_seeds_output() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("hermes");
+    let args = ["fuzz", "--out", out.to_str().unwrap(), "--generator", "hermes", "--iterations", "1", "-j", "2"];
+    let sizes = ["--prog-pool", "10", "--prog-select", "2", "--seq-select", "4", "--seq-len", "20..30", "--seed", "3"];
+    let (code, _, stderr) = ctos(&[&args[..], &sizes[..]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let db = rusqlite::Connection::open(out.join("campaign.sqlite")).unwrap();
+    let rows: Vec<(String, String, String)> = db
+        .prepare("SELECT name, status, origin FROM programs")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), 2);
+    for (name, status, origin) in &rows {
+        let origin: Value = serde_json::from_str(origin).unwrap();
+        assert_eq!(origin["generator"], "hermes", "{name}");
+        assert!(origin["variant"].as_u64().is_some_and(|v| (1..=10).contains(&v)), "{origin}");
+        assert_eq!(status, "tested", "{name}");
+    }
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["emi_mismatches"], 0);
+    assert_eq!(stats["pairs"], 8);
+}

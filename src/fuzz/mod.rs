@@ -5,6 +5,7 @@
 mod bugs;
 mod check;
 pub mod cvise;
+mod hermes;
 mod merge;
 mod pairs;
 mod plan;

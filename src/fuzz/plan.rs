@@ -8,17 +8,18 @@ use anyhow::{bail, Context as _, Result};
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+use super::hermes::Candidate;
 use super::store::ProgramRow;
 use super::{Campaign, Selection};
 use crate::embed::{doc2vec::Doc2VecParams, embed_programs, embed_sequences};
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
-use crate::program::{generate_many, GenConfig};
+use crate::program::{generate_many, GenConfig, Generator};
 use crate::select::{random_select, select_representatives, XMeansParams};
 use crate::seq::random::random_pool_excluding;
 use crate::seq::{render_with, Pass, Sequence};
 
 /// A seed per (campaign seed, iteration, purpose): iterations and shards replay alike.
-fn derive(seed: u64, iteration: i64, purpose: u64) -> u64 {
+pub(super) fn derive(seed: u64, iteration: i64, purpose: u64) -> u64 {
     xxhash_rust::xxh3::xxh3_64(&[seed.to_le_bytes(), (iteration as u64).to_le_bytes(), purpose.to_le_bytes()].concat())
 }
 
@@ -136,28 +137,39 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
     }
     let t = Instant::now();
     let mut rng = ChaCha8Rng::seed_from_u64(derive(c.config.seed, iteration, 4));
-    let seeds: Vec<u64> = (0..c.config.prog_pool).map(|_| rng.random_range(0..u32::MAX as u64)).collect();
+    let hermes = c.config.generator == Generator::Hermes;
+    let wanted = if hermes { super::hermes::csmith_programs_for(c.config.prog_pool) } else { c.config.prog_pool };
+    let seeds: Vec<u64> = (0..wanted).map(|_| rng.random_range(0..u32::MAX as u64)).collect();
     let gen = GenConfig { generator: c.config.generator, min_size: c.config.min_size, ..GenConfig::default() };
     let generated = generate_many(&seeds, &gen, c.jobs);
-    let t = c.stats.spent("program generation (csmith)", t);
-    c.stats.tick(&c.dir, &c.store, c.started, "compiling programs")?;
+    c.stats.spent("program generation (csmith)", t);
     let generated: Vec<(usize, _)> =
         generated.into_iter().enumerate().filter_map(|(k, g)| Some((k, g.ok()?))).collect();
+    let candidates: Vec<Candidate> = if hermes {
+        super::hermes::variants(c, iteration, &generated)?
+    } else {
+        let origin = |g: &crate::program::Generated| serde_json::json!({ "generator": c.config.generator, "seed": g.seed, "csmith_args": g.csmith_args });
+        generated
+            .iter()
+            .map(|(k, g)| Candidate { suffix: format!("p{k:03}"), source: g.source.clone(), origin: origin(g) })
+            .collect()
+    };
+    let t = Instant::now();
+    c.stats.tick(&c.dir, &c.store, c.started, "compiling programs")?;
     let scratch = tempfile::tempdir()?;
-    let sources: Vec<PathBuf> = generated.iter().map(|(k, _)| scratch.path().join(format!("{k}.c"))).collect();
-    for ((_, g), path) in generated.iter().zip(&sources) {
-        std::fs::write(path, &g.source)?;
+    let sources: Vec<PathBuf> = candidates.iter().map(|p| scratch.path().join(format!("{}.c", p.suffix))).collect();
+    for (p, path) in candidates.iter().zip(&sources) {
+        std::fs::write(path, &p.source)?;
     }
     let compiled = frontend.compile_many(&sources, c.jobs);
     let mut pool: Vec<(ProgramRow, Vec<crate::llvm::FunctionCfg>)> = Vec::new();
-    for ((k, g), bitcode) in generated.into_iter().zip(compiled) {
+    for (p, bitcode) in candidates.into_iter().zip(compiled) {
         let Ok(bitcode) = bitcode else { continue };
-        let name = format!("i{iteration:03}-p{k:03}");
+        let name = format!("i{iteration:03}-{}", p.suffix);
         let Ok(module) = IrModule::from_bytes(&bitcode, &name, &TargetSpec::default()) else { continue };
-        let (source, ir) = store_program(&c.dir, &name, Some(&g.source), &bitcode)?;
-        let origin =
-            serde_json::json!({ "generator": c.config.generator, "seed": g.seed, "csmith_args": g.csmith_args });
-        let row = ProgramRow { id: 0, iteration, name, origin: origin.to_string(), source, ir, status: String::new() };
+        let (source, ir) = store_program(&c.dir, &name, Some(&p.source), &bitcode)?;
+        let row =
+            ProgramRow { id: 0, iteration, name, origin: p.origin.to_string(), source, ir, status: String::new() };
         pool.push((row, module.function_cfgs()));
     }
     let t = c.stats.spent("compiling (clang)", t);

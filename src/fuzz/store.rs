@@ -403,6 +403,11 @@ impl Store {
         Ok(self.db.query_row("SELECT COUNT(*) FROM pairs WHERE outcome = 'rejected'", [], |r| r.get(0))?)
     }
 
+    /// Programs with a given status prefix (`emi-mismatch`, `skipped` …).
+    pub fn programs_with_status(&self, prefix: &str) -> Result<i64> {
+        Ok(self.db.query_row("SELECT COUNT(*) FROM programs WHERE status LIKE ?1 || '%'", [prefix], |r| r.get(0))?)
+    }
+
     /// Sum of per-pair child time (ms), for throughput reports.
     pub fn pair_millis(&self) -> Result<f64> {
         Ok(self.db.query_row("SELECT COALESCE(SUM(millis), 0) FROM pairs", [], |r| r.get(0))?)

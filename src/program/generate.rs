@@ -24,6 +24,9 @@ pub enum Generator {
     Swarm,
     /// Each feature on or off, each probability uniform in [0, maximum].
     SwarmV,
+    /// Live-code EMI variants (Hermes) of csmith programs free of undefined behaviour; each
+    /// variant must print what its csmith program prints.
+    Hermes,
 }
 
 #[derive(Debug, Clone)]
@@ -127,7 +130,7 @@ impl<'a> GenJob<'a> {
         self.attempts += 1;
         self.args = vec!["--seed".into(), self.rng.random::<u32>().to_string()];
         self.probabilities = None;
-        if self.config.generator == Generator::Csmith {
+        if matches!(self.config.generator, Generator::Csmith | Generator::Hermes) {
             self.phase = Phase::Generate;
             return self.csmith(&self.args);
         }

@@ -47,7 +47,8 @@ pub struct FuzzArgs {
     /// How each iteration picks programs and sequences from its random pools.
     #[arg(long, value_enum, default_value_t = Selection::Ctos)]
     selection: Selection,
-    /// Program generator: csmith's defaults, or the paper's swarm variants.
+    /// Program generator: csmith's defaults, the paper's swarm variants, or live-code EMI
+    /// variants of clean csmith programs (Hermes: 10 per program, each must print its output).
     #[arg(long, value_enum, default_value_t = Generator::Csmith)]
     generator: Generator,
     /// Test these .c/.ll/.bc files instead of generated programs.
@@ -83,7 +84,7 @@ pub struct FuzzArgs {
     /// Shortest and longest random sequence.
     #[arg(long, value_name = "MIN..MAX", default_value = "50..200", value_parser = parse_range)]
     seq_len: (usize, usize),
-    /// csmith programs generated per iteration.
+    /// Programs generated per iteration (with --generator hermes: EMI variants, 10 per csmith program).
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = |s: &str| bounded(s, 1usize, 100_000))]
     prog_pool: usize,
     /// Programs selected from them.

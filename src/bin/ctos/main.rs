@@ -1,5 +1,6 @@
 //! `ctos`: test LLVM's optimizer under arbitrary pass sequences.
 
+mod emi;
 mod fuzz;
 mod passes;
 mod run;
@@ -17,7 +18,7 @@ use clap::{Parser, Subcommand};
 Every pipeline runs in a sandboxed child of this process, against the LLVM linked into \
 this binary: crashes, fatal errors and hangs are reported, never fatal to the tool.",
     after_help = "Examples:\n  ctos run prog.c --passes 'sroa,licm,gvn' --exec\n  \
-ctos run bug.ll --seq-file pipelines.txt --json -j 2\n  ctos fuzz --out campaign --time-limit 30m\n  \
+ctos run bug.ll --seq-file pipelines.txt --json -j 2\n  ctos fuzz --out campaign --time-limit 30m\n  ctos emi prog.c -n 10\n  \
 ctos report campaign\n  ctos passes --set locseq"
 )]
 struct Cli {
@@ -35,6 +36,8 @@ enum Command {
     Passes(passes::PassesArgs),
     /// Run a CTOS campaign: diverse programs x diverse pass sequences, reduced unique bugs.
     Fuzz(fuzz::FuzzArgs),
+    /// Write a chain of live-code EMI variants (Hermes) of a C program, each printing what it prints.
+    Emi(emi::EmiArgs),
     /// Print the unique bugs of a campaign folder (read-only: it may be running).
     Report {
         /// The campaign folder.
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
             fuzz::main(args, sub)
         }
         Command::Interesting(args) => fuzz::interesting(args),
+        Command::Emi(args) => emi::main(args),
         Command::Report { dir, json } => report(&dir, json, "ctos report"),
         Command::Merge { out, shards, json } => {
             let shards: Vec<&std::path::Path> = shards.iter().map(|p| p.as_path()).collect();
