@@ -488,4 +488,20 @@ fn a_hermes_campaign_tests_emi_variants_that_print_their_seeds_output() {
     let stats: Value = serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
     assert_eq!(stats["emi_mismatches"], 0);
     assert_eq!(stats["pairs"], 8);
+
+    // What a bug folder's README says makes the variant again: csmith, then ctos emi.
+    let (name, _, origin) = &rows[0];
+    let origin: Value = serde_json::from_str(origin).unwrap();
+    let args: Vec<&str> = origin["csmith_args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    let csmith = Command::new("csmith").args(&args).output().unwrap();
+    let seed = work.path().join("seed.c");
+    std::fs::write(&seed, &csmith.stdout).unwrap();
+    let (variant, emi_seed) = (origin["variant"].as_u64().unwrap(), origin["emi_seed"].as_u64().unwrap().to_string());
+    let again = work.path().join("again");
+    let n = variant.to_string();
+    let (code, _, stderr) =
+        ctos(&["emi", seed.to_str().unwrap(), "-n", &n, "--seed", &emi_seed, "--out", again.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let made = std::fs::read_to_string(again.join(format!("variant-{variant:02}.c"))).unwrap();
+    assert_eq!(made, std::fs::read_to_string(out.join(format!("programs/{name}.c"))).unwrap());
 }

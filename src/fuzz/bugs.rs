@@ -274,7 +274,9 @@ fn write_bug_folder(
         "program_origin": serde_json::from_str::<serde_json::Value>(&l.program.origin).ok(),
     });
     std::fs::write(dir.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
-    std::fs::write(dir.join("README.md"), readme(c, bug, failure, last, program))?;
+    let mut text = readme(c, bug, failure, last, program);
+    text.push_str(&super::hermes::provenance(&l.program.origin).unwrap_or_default());
+    std::fs::write(dir.join("README.md"), text)?;
     Ok(())
 }
 

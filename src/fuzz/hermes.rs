@@ -76,3 +76,19 @@ pub(super) fn expected_output(origin: &str) -> Option<String> {
     let origin: serde_json::Value = serde_json::from_str(origin).ok()?;
     Some(origin.get("expected_output")?.as_str()?.to_string())
 }
+
+/// How a bug folder's EMI variant is made again, for its README.
+pub(super) fn provenance(origin: &str) -> Option<String> {
+    let origin: serde_json::Value = serde_json::from_str(origin).ok()?;
+    if origin.get("generator")?.as_str()? != "hermes" {
+        return None;
+    }
+    let args: Vec<&str> = origin.get("csmith_args")?.as_array()?.iter().filter_map(|a| a.as_str()).collect();
+    let (variant, emi_seed) = (origin.get("variant")?.as_u64()?, origin.get("emi_seed")?.as_u64()?);
+    Some(format!(
+        "\nThe program is live-code EMI variant {variant} of a csmith program; unoptimized, it prints what \
+         that program prints. Made again with:\n\n```sh\ncsmith {} > seed.c\n\
+         ctos emi seed.c -n {variant} --seed {emi_seed}   # seed.emi/variant-{variant:02}.c\n```\n",
+        args.join(" ")
+    ))
+}

@@ -78,6 +78,8 @@ impl Default for EmiConfig {
 pub struct Chain {
     rng: ChaCha8Rng,
     current: Tu,
+    /// Points profiled per variant.
+    budget: usize,
     step: usize,
     config: EmiConfig,
 }
@@ -85,14 +87,15 @@ pub struct Chain {
 impl Chain {
     pub fn new(source: &str, seed: u64, config: &EmiConfig) -> Result<Chain, EmiError> {
         let current = parse_source(source, &config.args)?;
-        Ok(Chain { rng: ChaCha8Rng::seed_from_u64(seed), current, step: 0, config: config.clone() })
+        let budget = profile::budget(&current);
+        Ok(Chain { rng: ChaCha8Rng::seed_from_u64(seed), current, budget, step: 0, config: config.clone() })
     }
 
     pub fn next_variant(&mut self) -> Result<Variant, EmiError> {
         let started = Instant::now();
         let step = self.step;
         self.step += 1;
-        let instrumented = profile::instrument(&self.current, &mut self.rng);
+        let instrumented = profile::instrument(&self.current, &mut self.rng, self.budget);
         let envs = profile::run(&instrumented, &self.config.clang, &self.config.args, self.config.timeout)?;
         let mutations = mutate(&self.current, &envs, step, &mut self.rng);
         let mut edits: Vec<Edit> = mutations.iter().map(|m| m.edit.clone()).collect();

@@ -37,7 +37,7 @@ fn clean_seeds(n: usize) -> Vec<(u64, String, String)> {
 /// Points inside a TCB of `v` that ran when `v` was profiled at every point.
 fn tcb_points_that_ran(v: &Variant, config: &EmiConfig) -> usize {
     let tu = parse_source(&v.source, &config.args).unwrap();
-    let instrumented = profile::instrument_with(&tu, &mut ChaCha8Rng::seed_from_u64(0), 1.0);
+    let instrumented = profile::instrument(&tu, &mut ChaCha8Rng::seed_from_u64(0), usize::MAX);
     let envs = profile::run(&instrumented, &config.clang, &config.args, config.timeout).unwrap();
     let tcbs: Vec<_> =
         v.mutations.iter().zip(&v.placed).filter(|(m, _)| m.strategy == Strategy::Tcb).map(|(_, r)| r).collect();

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use rand::seq::SliceRandom;
-use rand::{Rng, RngExt};
+use rand::Rng;
 
 use super::ast::{Kind, NodeId};
 use super::cint::{IntType, Rank, Value};
@@ -96,19 +96,19 @@ pub struct Instrumented {
     pub slots: Vec<(usize, Lvalue)>,
 }
 
-/// Instrument each point with probability `P_PROFILE` (at least one point when there are any).
-pub fn instrument(tu: &Tu, rng: &mut (impl Rng + ?Sized)) -> Instrumented {
-    instrument_with(tu, rng, P_PROFILE)
+/// How many points a program's variants profile: `P_PROFILE` of its own points. Counted on
+/// the chain's first program, not on each variant: snippets add points, and a tenth of a
+/// variant's points made every variant about a third larger than the one before.
+pub fn budget(tu: &Tu) -> usize {
+    ((statements(tu).len() as f64 * P_PROFILE).round() as usize).max(1)
 }
 
-/// [`instrument`] with another probability (1.0: every point).
-pub fn instrument_with(tu: &Tu, rng: &mut (impl Rng + ?Sized), probability: f64) -> Instrumented {
+/// Instrument `count` points drawn uniformly (all of them when there are fewer).
+pub fn instrument(tu: &Tu, rng: &mut (impl Rng + ?Sized), count: usize) -> Instrumented {
     let statements = statements(tu);
-    let mut picked: Vec<(NodeId, NodeId)> =
-        statements.iter().copied().filter(|_| rng.random_bool(probability)).collect();
-    if picked.is_empty() && !statements.is_empty() {
-        picked.push(statements[rng.random_range(0..statements.len())]);
-    }
+    let mut drawn = rand::seq::index::sample(rng, statements.len(), count.min(statements.len())).into_vec();
+    drawn.sort_unstable();
+    let picked: Vec<(NodeId, NodeId)> = drawn.into_iter().map(|i| statements[i]).collect();
     let mut chosen = Vec::new();
     let mut slots = Vec::new();
     let mut edits = vec![Edit::insert(0, "void ctos_record(int, unsigned long long);\n")];
