@@ -389,3 +389,14 @@ fn deferred_verification_gives_the_outcomes_and_ir_of_verifying_each_unit() {
     assert_eq!(results[0], results[1]);
     assert!(results[0].iter().all(|r| r.is_some_and(|(_, hash)| hash.is_some())), "{:?}", results[0]);
 }
+
+#[test]
+fn main_runs_with_argc_1_and_a_program_name_as_from_a_shell() {
+    let program = write_temp(
+        "argc.c",
+        "#include <stdio.h>\nint main(int argc, char **argv) { printf(\"%d %s\\n\", argc, argv[0] ? \"named\" : \"null\"); return 0; }\n",
+    );
+    let r = run_records(&[program.to_str().unwrap(), "-p", "instsimplify", "--exec"]);
+    assert_eq!(r.reference.unwrap()["stdout"], "1 named\n");
+    assert_eq!(r.runs[0]["stdout"], "1 named\n");
+}
