@@ -243,17 +243,7 @@ pub fn output_at_o0(source: &str, config: &EmiConfig) -> Result<String, String> 
 }
 
 fn compile_and_run(path: &Path, binary: &Path, config: &EmiConfig) -> Result<String, String> {
-    let built = Command::new(&config.clang)
-        .arg("-O0")
-        .args(&config.args)
-        .arg(path)
-        .arg("-o")
-        .arg(binary)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if !built.status.success() {
-        return Err(String::from_utf8_lossy(&built.stderr).lines().next().unwrap_or("clang failed").to_string());
-    }
+    super::compile_o0(&config.clang, &config.args, path, binary)?;
     let run = Command::new("timeout")
         .arg(config.timeout.as_secs_f64().to_string())
         .arg(binary)

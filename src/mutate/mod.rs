@@ -104,6 +104,29 @@ pub fn c_args() -> Vec<String> {
     args
 }
 
+/// clang's time on one (possibly instrumented, large) program.
+const COMPILE_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Compile C `source` at -O0 into `binary` with `clang` and `args`; clang's first error
+/// line when it fails.
+pub fn compile_o0(clang: &Path, args: &[String], source: &Path, binary: &Path) -> Result<(), String> {
+    let built = std::process::Command::new("timeout")
+        .arg(COMPILE_LIMIT.as_secs().to_string())
+        .arg(clang)
+        .arg("-O0")
+        .args(args)
+        .arg(source)
+        .arg("-o")
+        .arg(binary)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", clang.display()))?;
+    if built.status.success() {
+        return Ok(());
+    }
+    let text = String::from_utf8_lossy(&built.stderr);
+    Err(text.lines().find(|l| l.contains("error")).unwrap_or("clang failed or ran out of time").to_string())
+}
+
 /// Parse a C file; a file with any compile error is refused with clang's first error.
 pub fn parse(path: &Path, args: &[String]) -> Result<Tu, ParseError> {
     clang::parse(path, args)

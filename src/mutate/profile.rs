@@ -21,8 +21,6 @@ pub const P_PROFILE: f64 = 0.1;
 pub const MAX_ELEMENTS: usize = 8;
 /// Distinct values kept per lvalue and point; a set that overflows is not offered.
 pub const MAX_VALUES: usize = 32;
-/// clang's time on an instrumented program.
-const COMPILE_LIMIT: Duration = Duration::from_secs(120);
 
 const RUNTIME: &str = r#"
 /* ctos: Hermes profiling runtime. */
@@ -155,19 +153,7 @@ pub fn run(
     let dir = tempfile::tempdir()?;
     let (source, binary, profile) = (dir.path().join("p.c"), dir.path().join("p"), dir.path().join("profile"));
     std::fs::write(&source, &instrumented.source)?;
-    let built = Command::new("timeout")
-        .arg(COMPILE_LIMIT.as_secs().to_string())
-        .arg(clang)
-        .arg("-O0")
-        .args(args)
-        .arg(&source)
-        .arg("-o")
-        .arg(&binary)
-        .output()?;
-    if !built.status.success() {
-        let text = String::from_utf8_lossy(&built.stderr);
-        return Err(ProfileError::Compile(text.lines().find(|l| l.contains("error")).unwrap_or("").to_string()));
-    }
+    super::compile_o0(clang, args, &source, &binary).map_err(ProfileError::Compile)?;
     let status = Command::new("timeout")
         .arg(format!("{}", timeout.as_secs_f64()))
         .arg(&binary)
