@@ -200,16 +200,16 @@ fn tcb<R: Rng + ?Sized>(s: &mut Synth<'_, R>, mut slots: Vec<Slot>, name: &str) 
         return None;
     }
     let count = s.rng.random_range(1..=writable.len().min(2));
-    let mut targets_unique: Vec<usize> = (0..count).map(|_| writable[s.rng.random_range(0..writable.len())]).collect();
-    targets_unique.dedup();
+    let targets: Vec<usize> =
+        rand::seq::index::sample(s.rng, writable.len(), count).into_iter().map(|i| writable[i]).collect();
     let depth = s.rng.random_range(0..=2);
     let guard = render(&s.predicate(&slots, true, depth), &slots);
     let mut head = String::new();
     let mut inner = String::new();
     let mut restore = String::new();
     // The backups' initializers run before anything changes: synthesized on the entry values.
-    let inits: Vec<Expr> = targets_unique.iter().map(|_| s.expression(&slots)).collect::<Option<_>>()?;
-    for (j, (&t, init)) in targets_unique.iter().zip(&inits).enumerate() {
+    let inits: Vec<Expr> = targets.iter().map(|_| s.expression(&slots)).collect::<Option<_>>()?;
+    for (j, (&t, init)) in targets.iter().zip(&inits).enumerate() {
         let backup = format!("{name}_{j}");
         let (lvalue, declared) = (slots[t].lvalue.expr.clone(), slots[t].lvalue.ty);
         let change = s.expression(&slots)?;
@@ -228,7 +228,7 @@ fn tcb<R: Rng + ?Sized>(s: &mut Synth<'_, R>, mut slots: Vec<Slot>, name: &str) 
     }
     let depth = s.rng.random_range(0..=2);
     let never = render(&s.predicate(&slots, false, depth), &slots);
-    let shown = &slots[targets_unique[0]].lvalue.expr;
+    let shown = &slots[targets[0]].lvalue.expr;
     Some(format!(
         "{{ {head}if ({guard}) {{ {inner}if ({never}) {{ printf(\"%llu\\n\", (unsigned long long)({shown})); }} }} {restore}}}\n"
     ))
