@@ -12,10 +12,12 @@ pub mod hermes;
 #[cfg(test)]
 mod hermes_tests;
 pub mod profile;
+pub mod rules;
 pub mod scope;
 pub mod synth;
 #[cfg(test)]
 mod tests;
+pub mod witness;
 
 use std::path::Path;
 

@@ -1,0 +1,93 @@
+//! What DiWi and RecBi ask of a program mutator, whatever the program is written in: a
+//! table of named rules, each in one of RecBi's operator classes, and one random
+//! application of a rule to a program's text. C source (`rules`, `structural`) and LLVM IR
+//! (`ir`) are the two backends.
+
+use rand::Rng;
+use serde::Serialize;
+
+/// RecBi's eleven operator classes (spec recbi.md §5.1, the released code's numbering):
+/// its A2C agent picks a class, then a rule of the class uniformly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RuleClass {
+    AddFunction = 0,
+    AddQualifier = 1,
+    AddModifier = 2,
+    Remove = 3,
+    Binary = 4,
+    Constant = 5,
+    Unary = 6,
+    Variable = 7,
+    AddIf = 8,
+    AddWhile = 9,
+    AddGoto = 10,
+}
+
+impl RuleClass {
+    pub const COUNT: usize = 11;
+
+    pub const ALL: [RuleClass; RuleClass::COUNT] = [
+        RuleClass::AddFunction,
+        RuleClass::AddQualifier,
+        RuleClass::AddModifier,
+        RuleClass::Remove,
+        RuleClass::Binary,
+        RuleClass::Constant,
+        RuleClass::Unary,
+        RuleClass::Variable,
+        RuleClass::AddIf,
+        RuleClass::AddWhile,
+        RuleClass::AddGoto,
+    ];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Structural classes change control flow; the rest are DiWi's local rules.
+    pub fn is_structural(self) -> bool {
+        matches!(self, RuleClass::AddFunction | RuleClass::AddIf | RuleClass::AddWhile | RuleClass::AddGoto)
+    }
+}
+
+/// A rule's name and class, as a backend's table lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleInfo {
+    /// Unique within a backend: `binary + -> -`, `add volatile`, `ir icmp slt -> sle`.
+    pub name: String,
+    pub class: RuleClass,
+}
+
+/// One application of a rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mutant {
+    /// The whole mutated program.
+    pub text: String,
+    /// What changed, for reports: `binary + -> - at line 7: a + b`.
+    pub description: String,
+    /// The 1-based line of the original where the change is (RecBi's per-line cap on
+    /// structural witnesses counts these).
+    pub line: usize,
+    /// The change is inside what the program prints or its abort checks (arguments of
+    /// `printf`, `transparent_crc`, `__builtin_abort`'s guard is not one): such a mutant
+    /// could pass by hiding the bug's symptom, so it is never a witness (DiWi's fake-pass
+    /// guard).
+    pub touches_output: bool,
+}
+
+/// A program mutation backend.
+pub trait Mutator {
+    /// Every rule, indexed as [`Mutator::mutate`] takes them.
+    fn rules(&self) -> &[RuleInfo];
+
+    /// Rule `rule` applied at one site of `program` drawn uniformly among the rule's
+    /// sites; `Ok(None)` when it has none (or none that gives a valid program). `Err` only
+    /// when `program` itself cannot be read.
+    fn mutate(&self, program: &str, rule: usize, rng: &mut dyn Rng) -> anyhow::Result<Option<Mutant>>;
+}
+
+/// The 1-based line of byte `offset` in `text`.
+pub fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
+}
