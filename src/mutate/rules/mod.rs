@@ -3,6 +3,11 @@
 //! one site into edits. DiWi's 132 local rules (`local`) keep their paper numbering: slot
 //! `i` of [`diwi_rules`] is DiWi's rule `i + 1`. RecBi adds the structural ones.
 
+mod decl;
+mod expr;
+#[cfg(test)]
+mod tests;
+
 use std::cell::RefCell;
 
 use rand::{Rng, RngExt};
@@ -10,6 +15,13 @@ use rand::{Rng, RngExt};
 use super::ast::{Kind, NodeId, Tu};
 use super::witness::{line_of, Mutant, Mutator, RuleInfo};
 use super::Edit;
+
+/// DiWi's 132 rules; slot `i` is the paper's rule `i + 1`.
+pub fn diwi_rules() -> Vec<Box<dyn Rule>> {
+    let mut rules = decl::rules();
+    rules.extend(expr::rules());
+    rules
+}
 
 /// One kind of change to a C program.
 pub trait Rule: Send + Sync {
