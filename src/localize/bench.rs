@@ -33,6 +33,8 @@ pub struct BenchBug {
     pub pipeline: String,
     /// The program for the linked LLVM version (`repro.vN.ll` when there is one).
     pub program: PathBuf,
+    /// The C program the IR was made from, when the folder has it (`repro.c`).
+    pub source: Option<PathBuf>,
     pub driver: Option<PathBuf>,
     /// LLVM options, target flags included (`-mtriple=… -slp-threshold=-50`).
     pub llvm_args: Vec<String>,
@@ -91,6 +93,7 @@ impl BenchBug {
                 .trim()
                 .to_string(),
             program,
+            source: Some(dir.join("repro.c")).filter(|c| c.exists()),
             driver: Some(dir.join("driver.ll")).filter(|d| d.exists()),
             llvm_args: extra.split_whitespace().map(str::to_string).collect(),
             fix_files: meta.fix_files,

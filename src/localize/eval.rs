@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::bench::BenchBug;
 use super::isolate::{isolate, Inapplicable, IsolateOptions, Progress};
+use super::programs::ProgramInput;
 use super::sbfl::{metrics, Metrics};
 use super::search::Strategy;
 use crate::program::{Subject, SubjectSpec};
@@ -186,15 +187,22 @@ pub fn evaluate_bug(
             reason: format!("fires on LLVM {}, not on {major}", fires.join(", ")),
         }));
     }
-    let spec = SubjectSpec { driver: bug.driver.clone(), ..SubjectSpec::new(&bug.program, &bug.llvm_args) }
+    // Witness programs come from the program as reported: C when the bug has it.
+    let program = match (&bug.source, strategy.mutates_programs()) {
+        (Some(c), true) => c,
+        _ => &bug.program,
+    };
+    let spec = SubjectSpec { driver: bug.driver.clone(), ..SubjectSpec::new(program, &bug.llvm_args) }
         .with_opt(opt.as_ref())?;
     let mut subject = Subject::load(&spec, jobs, limits).with_context(|| format!("bug {}", bug.id))?;
+    let input = ProgramInput::read(program, &spec.frontend, bug.driver.as_deref(), &subject.target)
+        .with_context(|| format!("bug {}", bug.id))?;
     let buggy = Sequence::parse(&bug.pipeline, catalog).with_context(|| format!("bug {}: seq.txt", bug.id))?;
     let mut attempts = Vec::new();
     for seed in 1..=repeat as u64 {
         let opts =
             IsolateOptions { oracle: bug.oracle.clone(), pattern: bug.pattern.clone(), strategy, seed, ..base.clone() };
-        let isolation = match isolate(&mut subject.pool, &mut subject.module, &buggy, catalog, &opts, progress) {
+        let isolation = match isolate(&mut subject.pool, &mut subject.module, Some(&input), &buggy, catalog, &opts, progress) {
             Ok(i) => i,
             Err(e) if e.is::<Inapplicable>() => return Ok(result(BugOutcome::Skipped { reason: e.to_string() })),
             Err(e) => return Err(e.context(format!("bug {}", bug.id))),

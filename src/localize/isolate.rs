@@ -17,12 +17,14 @@ use super::ga::{GaParams, GeneTable};
 use super::rank::{rank, stack_evidence, FileRank};
 use super::runner::Runner;
 use super::sbfl::{Aggregate, Formula};
-use super::search::{search, Budget, SearchSetup, SearchStats, Strategy, Witness};
+use super::evidence::Evidence;
+use super::programs::{self, search_programs, Evaluator, Guidance, ProgramInput, ProgramSearch};
+use super::search::{search, Budget, SearchResult, SearchSetup, SearchStats, Strategy, Witness};
 use super::similarity::SimilarityFormula;
 use crate::coverage::{self, Coverage, Granularity, Spectrum};
 use crate::llvm::{print_pipeline_passes, IrModule};
 use crate::oracle::{observe, Failure, FailureKind, Observation, Oracle, ScriptOracle, Verdict};
-use crate::program::reference_execution;
+use crate::program::{reference_execution, Screen};
 use crate::sandbox::{ExecCache, ExecMode, JobSpec, Pool, Run};
 use crate::seq::reduce::reduce;
 use crate::seq::{Catalog, Pass, RenderOptions, Sequence};
@@ -247,6 +249,19 @@ fn establish_oracle(
     Ok(oracle)
 }
 
+/// What the sequence search and the program search may each spend: mixed halves the
+/// budget, the others give it all to one.
+fn split_budget(strategy: Strategy, budget: Budget) -> (Option<Budget>, Option<Budget>) {
+    match strategy {
+        Strategy::Diwi | Strategy::Recbi => (None, Some(budget)),
+        Strategy::Mixed => {
+            let half = Budget { time: budget.time.map(|t| t / 2), max_evals: budget.max_evals.map(|m| m.div_ceil(2)) };
+            (Some(half), Some(half))
+        }
+        _ => (Some(budget), None),
+    }
+}
+
 /// `job`'s run when it fails as expected. A nondeterministic failure may need a few tries
 /// to show again.
 fn failing_run(runner: &mut Runner, oracle: &Oracle, job: JobSpec) -> Result<Option<Run>> {
@@ -276,9 +291,13 @@ fn genes_and_table(reduced: &Sequence, catalog: &Catalog, candidates: &str) -> R
     Ok((genes, GeneTable::new(buggy, candidates)))
 }
 
+/// `program` is the failing program as written (C or IR): the witness-program strategies
+/// mutate it.
+#[allow(clippy::too_many_arguments)]
 pub fn isolate(
     pool: &mut Pool,
     module: &mut IrModule,
+    program: Option<&ProgramInput>,
     buggy: &Sequence,
     catalog: &Catalog,
     opts: &IsolateOptions,
@@ -305,6 +324,12 @@ pub fn isolate(
     let original = runner.text(buggy)?;
     progress.phase(&format!("reproducing the failure of {original}"));
     let oracle = establish_oracle(&mut runner, &original, opts, checked)?;
+    if opts.strategy.mutates_programs() {
+        if program.is_none() {
+            bail!("--strategy {:?} mutates the program, and none was given", opts.strategy);
+        }
+        programs::check_oracle(&oracle).map_err(|e| Inapplicable(e.to_string()))?;
+    }
     runner.verify = oracle.verify_each();
     let mut notes = Vec::new();
     let mut current = buggy.clone();
@@ -388,8 +413,9 @@ pub fn isolate(
     };
 
     let (genes, table) = genes_and_table(&current, catalog, &opts.candidates)?;
+    let sequences = !matches!(opts.strategy, Strategy::Diwi | Strategy::Recbi);
     let space = match &culprit {
-        Some(c) if opts.configs || opts.strategy == Strategy::Configs => match crate::llvm::opt_hidden_options(&opt) {
+        Some(c) if sequences && (opts.configs || opts.strategy == Strategy::Configs) => match crate::llvm::opt_hidden_options(&opt) {
             Ok(help) => Some(ConfigSpace::new(&current, c, catalog, &help, runner.pool.llvm_args())),
             Err(e) => {
                 notes.push(format!("no configurations: {e}"));
@@ -419,12 +445,51 @@ pub fn isolate(
         focus: focus.map(Culprit::focus_anywhere),
         configs: space.as_ref(),
     };
-    progress.phase(&format!("searching ({:?}, {} genes)", opts.strategy, genes.len()));
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-    let result =
-        search(&mut setup, genes, &table, opts.strategy, opts.ga, opts.budget, &mut rng, &mut |s| progress.search(s))?;
+    let (sequence_budget, program_budget) = split_budget(opts.strategy, opts.budget);
+    let mut result = match sequence_budget {
+        Some(budget) => {
+            let strategy = if opts.strategy == Strategy::Mixed { Strategy::Cga } else { opts.strategy };
+            progress.phase(&format!("searching ({strategy:?}, {} genes)", genes.len()));
+            search(&mut setup, genes, &table, strategy, opts.ga, budget, &mut rng, &mut |s| progress.search(s))?
+        }
+        None => SearchResult { evidence: Evidence::new(&failing), witnesses: Vec::new(), stats: SearchStats::default() },
+    };
+    if let (Some(budget), Some(program)) = (program_budget, program) {
+        let guidance = if opts.strategy == Strategy::Diwi { Guidance::Diwi } else { Guidance::Recbi };
+        progress.phase(&format!("mutating the program ({guidance:?})"));
+        let mutator = program.mutator(guidance == Guidance::Recbi)?;
+        let (pipeline, focus) = match focus {
+            Some(c) => (c.pipeline.clone(), Some(c.focus_here())),
+            None => (reduced.clone(), None),
+        };
+        let mut search = ProgramSearch {
+            evaluator: Evaluator {
+                pool: setup.pool,
+                input: program,
+                pipeline,
+                focus,
+                oracle: &oracle,
+                sites,
+                filter: &filter,
+                screen: Screen { clang: program.frontend.clang.clone(), ..Screen::default() },
+                scratch: tempfile::Builder::new().prefix("ctos-mutants-").tempdir()?,
+                seconds: Default::default(),
+            },
+            mutator: mutator.as_ref(),
+            failing: &failing,
+            similarity: opts.similarity,
+            guidance,
+            budget,
+        };
+        let before = result.stats.clone();
+        let (witnesses, stats) =
+            search_programs(&mut search, &mut result.evidence, &mut rng, &mut |s| progress.search(&before.plus(s)))?;
+        result.witnesses.extend(witnesses);
+        result.stats = before.plus(&stats);
+    }
     let ranking = rank(&result.evidence, sites, opts.formula, opts.aggregate, &stack);
-    if result.stats.passing == result.stats.passing_configs && opts.strategy != Strategy::Configs {
+    if result.stats.passing == result.stats.passing_configs && opts.strategy != Strategy::Configs && sequences {
         let ties = if result.stats.passing == 0 {
             "every file the failing run covers ties"
         } else {

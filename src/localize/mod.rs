@@ -11,6 +11,7 @@ pub mod evidence;
 pub mod files;
 pub mod ga;
 pub mod isolate;
+pub mod programs;
 pub mod rank;
 mod runner;
 pub mod sbfl;

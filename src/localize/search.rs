@@ -33,11 +33,23 @@ pub enum Strategy {
     /// Only configurations of the failing sequence: its culprit pass with other
     /// parameters or knob values.
     Configs,
+    /// Witness programs: DiWi's 132 local mutation rules, Metropolis–Hastings selection.
+    Diwi,
+    /// Witness programs: RecBi's local and structural rules, an A2C agent, a quality filter.
+    Recbi,
+    /// LocSeq's sequences (cga) for half the budget, RecBi's programs for the other half,
+    /// in one spectrum.
+    Mixed,
 }
 
 impl Strategy {
     pub fn constrained(self) -> bool {
         matches!(self, Strategy::Cga | Strategy::Random | Strategy::Configs)
+    }
+
+    /// Whether the strategy mutates the program (DiWi, RecBi, and half of mixed).
+    pub fn mutates_programs(self) -> bool {
+        matches!(self, Strategy::Diwi | Strategy::Recbi | Strategy::Mixed)
     }
 
     pub fn evolves(self) -> bool {
@@ -65,6 +77,9 @@ pub struct Witness {
     pub configuration: bool,
     pub similarity: f64,
     pub file_jaccard: f64,
+    /// A witness program: how it differs from the failing program.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mutation: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -82,6 +97,32 @@ pub struct SearchStats {
     pub seconds: f64,
     /// Other failures by kind and signature, for the report.
     pub other_kinds: HashMap<String, usize>,
+    /// What a witness-program search counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub programs: Option<super::programs::search::ProgramStats>,
+}
+
+impl SearchStats {
+    /// The counts of two searches that fed one spectrum, one after the other.
+    pub fn plus(&self, later: &SearchStats) -> SearchStats {
+        let mut other_kinds = self.other_kinds.clone();
+        for (k, n) in &later.other_kinds {
+            *other_kinds.entry(k.clone()).or_default() += n;
+        }
+        SearchStats {
+            evaluations: self.evaluations + later.evaluations,
+            passing: self.passing + later.passing,
+            failing_same: self.failing_same + later.failing_same,
+            other_failures: self.other_failures + later.other_failures,
+            rejected: self.rejected + later.rejected,
+            passing_configs: self.passing_configs + later.passing_configs,
+            generations: self.generations + later.generations,
+            best_similarity: self.best_similarity.max(later.best_similarity),
+            seconds: self.seconds + later.seconds,
+            other_kinds,
+            programs: later.programs.clone().or_else(|| self.programs.clone()),
+        }
+    }
 }
 
 pub struct SearchSetup<'a> {
@@ -239,6 +280,7 @@ impl Searcher<'_, '_> {
                     configuration: candidate.config,
                     similarity: sim,
                     file_jaccard,
+                    mutation: None,
                 });
                 sim
             }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::{Event, ExecMode, Execution, JobId, JobSpec, Pool, Run};
-use crate::llvm::IrModule;
+use crate::llvm::{IrModule, VerifyEach};
 
 pub struct BatchItem {
     pub index: usize,
@@ -114,4 +114,42 @@ pub fn run_batch_cached(
     // batch executes that module again instead of waiting for nothing.
     executions.retain(|_, state| matches!(state, ExecState::Finished(_)));
     Ok(())
+}
+
+/// Run each job on its own module, up to the pool's width at once; the runs in order.
+/// Verification is exact (each unit checked as it changes): a deferred check that fails
+/// reruns its job, and a rerun needs the job's module, which only `run_batch`'s one-module
+/// batches can give.
+pub fn run_each(pool: &mut Pool, work: &mut [(IrModule, JobSpec)]) -> std::io::Result<Vec<Run>> {
+    let mut out: Vec<Option<Run>> = vec![None; work.len()];
+    let mut index_of: HashMap<JobId, usize> = HashMap::new();
+    let mut next = 0;
+    loop {
+        while pool.has_capacity() && next < work.len() {
+            let (module, job) = &mut work[next];
+            let mut job = job.clone();
+            if job.verify_each == VerifyEach::Changed {
+                job.verify_each = VerifyEach::ChangedEachUnit;
+            }
+            if job.exec == ExecMode::AskParent {
+                job.exec = ExecMode::Always;
+            }
+            index_of.insert(pool.submit(module, &job)?, next);
+            next += 1;
+        }
+        if index_of.is_empty() {
+            break;
+        }
+        let Some((module, _)) = work.first_mut() else { break };
+        match pool.next_event(module) {
+            Some(Event::Done { id, run }) => {
+                if let Some(i) = index_of.remove(&id) {
+                    out[i] = Some(run);
+                }
+            }
+            Some(Event::Optimized { .. }) => {}
+            None => break,
+        }
+    }
+    Ok(out.into_iter().map(|r| r.expect("every job finishes")).collect())
 }

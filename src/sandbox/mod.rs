@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use batch::{run_batch, run_batch_cached, BatchItem, ExecCache};
+pub use batch::{run_batch, run_batch_cached, run_each, BatchItem, ExecCache};
 pub use check::{check_pipelines, Rejection};
 pub use child::{in_child, recording};
 pub(crate) use pool::memfd;

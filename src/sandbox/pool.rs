@@ -188,6 +188,17 @@ impl Pool {
         &self.limits
     }
 
+    /// Set how long later children may spend generating code and running `main`; the
+    /// previous limit.
+    pub fn set_exec_timeout(&mut self, timeout: std::time::Duration) -> std::time::Duration {
+        std::mem::replace(&mut self.limits.exec_timeout, timeout)
+    }
+
+    /// Children that may run at once.
+    pub fn jobs(&self) -> usize {
+        self.jobs
+    }
+
     pub fn has_capacity(&self) -> bool {
         self.children.len() < self.jobs
     }

@@ -8,6 +8,7 @@ use ctos::cli::{bounded, InputArgs, LimitArgs};
 use ctos::coverage::Granularity;
 use ctos::localize::evidence::FailingEvidence;
 use ctos::localize::isolate::{isolate, Isolation, OracleMode, Progress, TraceScope};
+use ctos::localize::programs::ProgramInput;
 use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::search::{SearchStats, Strategy};
 use ctos::localize::similarity::SimilarityFormula;
@@ -37,7 +38,9 @@ pub struct IsolateArgs {
     /// A regular expression the failure's message must match.
     #[arg(long, value_name = "REGEX")]
     pub pattern: Option<String>,
-    /// Search strategy: cga (LocSeq), random (LocSeq_r), cga-wc, random-wc.
+    /// Search strategy: cga (LocSeq), random (LocSeq_r), cga-wc, random-wc, configs;
+    /// diwi or recbi (witness programs: mutants of the program, C or IR, that no longer
+    /// fail), mixed (cga for half the time, recbi for the other half, one spectrum).
     #[arg(long, value_enum, default_value_t = Strategy::Cga)]
     pub strategy: Strategy,
     /// Seed of every random choice.
@@ -132,7 +135,8 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     let mut input = Subject::load(&spec, args.limits.jobs(), args.limits.limits())?;
     input.check(&[buggy.render(&catalog)?]).with_context(|| args.seq_file.display().to_string())?;
     let mut bar = Bar::new(args.search.time, args.json);
-    let isolation = isolate(&mut input.pool, &mut input.module, &buggy, &catalog, &opts, &mut bar);
+    let program = ProgramInput::read(&spec.program, &spec.frontend, spec.driver.as_deref(), &input.target)?;
+    let isolation = isolate(&mut input.pool, &mut input.module, Some(&program), &buggy, &catalog, &opts, &mut bar);
     bar.finish();
     let isolation = isolation?;
     if !args.json {

@@ -1,0 +1,232 @@
+//! The witness-program loop shared by DiWi and RecBi (spec diwi.md §5.5, recbi.md §2):
+//! mutate the failing program (or, when a whole phase finds no witness, its still-failing
+//! mutants: one mutation order higher), judge the mutants a pool-width at a time, and keep
+//! passing ones whose coverage no witness has and that the guide accepts.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use anyhow::Result;
+use rand::{Rng, RngExt};
+use serde::Serialize;
+
+use super::diwi::Diwi;
+use super::quality::{CovSet, WitnessSet};
+use super::recbi::Recbi;
+use super::{Evaluator, Judged, Refusal};
+use crate::coverage::Spectrum;
+use crate::localize::evidence::Evidence;
+use crate::localize::search::{Budget, SearchStats, Witness};
+use crate::localize::similarity::{similarity, SimilarityFormula};
+use crate::mutate::witness::Mutator;
+
+/// How the next rule is chosen and which passing programs are kept.
+pub trait Guide {
+    fn next_rule(&mut self, rng: &mut dyn Rng) -> usize;
+    /// A new passing program made by `rule`: whether it joins the witnesses.
+    fn consider(&mut self, rule: usize, candidate: &CovSet, set: &WitnessSet) -> bool;
+    /// An attempt with `rule` that gave no new passing program.
+    fn missed(&mut self, rule: usize);
+    /// Updates of a learned policy so far.
+    fn updates(&self) -> usize {
+        0
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Guidance {
+    /// DiWi: local rules, Metropolis–Hastings over rule scores.
+    Diwi,
+    /// RecBi: local and structural rules, an A2C agent, the ΔQ ≥ 0 filter.
+    Recbi,
+}
+
+/// DiWi's and RecBi's cap on the witness set.
+pub const MAX_WITNESSES: usize = 500;
+/// RecBi's cap on witnesses from one structural operator at one line (spec §5.4 [C]).
+const PER_LINE: u32 = 2;
+/// Still-failing mutants kept as seeds for the next order.
+const MAX_SEEDS: usize = 1000;
+
+/// What the program search counted, beside [`SearchStats`].
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProgramStats {
+    pub guidance: Option<Guidance>,
+    /// Attempts: rules drawn.
+    pub attempts: usize,
+    /// The rule had no site in its seed.
+    pub not_applicable: usize,
+    /// The change was inside what the program prints or checks (fake-pass guard).
+    pub touches_output: usize,
+    /// A program already tried, or coverage a witness already has.
+    pub duplicates: usize,
+    pub refused: HashMap<Refusal, usize>,
+    /// Passing programs RecBi's quality filter or per-line cap turned away.
+    pub turned_away: usize,
+    /// The mutation order reached (1: mutants of the failing program).
+    pub order: usize,
+    /// Witnesses per rule class.
+    pub witnesses_by_class: HashMap<String, usize>,
+    /// Updates of RecBi's networks.
+    pub updates: usize,
+    /// Wall seconds by phase (mutate, compile, reference, optimize, ub-screening).
+    pub seconds_by_phase: std::collections::BTreeMap<&'static str, f64>,
+}
+
+pub struct ProgramSearch<'a> {
+    pub evaluator: Evaluator<'a>,
+    pub mutator: &'a dyn Mutator,
+    pub failing: &'a Spectrum,
+    pub similarity: SimilarityFormula,
+    pub guidance: Guidance,
+    pub budget: Budget,
+}
+
+struct Tried {
+    rule: usize,
+    mutant: crate::mutate::witness::Mutant,
+}
+
+/// Search for witness programs; each one's coverage goes into `evidence` as a passing run.
+pub fn search_programs(
+    s: &mut ProgramSearch,
+    evidence: &mut Evidence,
+    rng: &mut dyn Rng,
+    progress: &mut dyn FnMut(&SearchStats),
+) -> Result<(Vec<Witness>, SearchStats)> {
+    let started = Instant::now();
+    let rules = s.mutator.rules().to_vec();
+    let mut guide: Box<dyn Guide> = match s.guidance {
+        Guidance::Diwi => Box::new(Diwi::new(rules.len())),
+        Guidance::Recbi => Box::new(Recbi::new(&rules, rng)),
+    };
+    let original = s.evaluator.input.text.clone();
+    let mut stats = SearchStats::default();
+    let mut program = ProgramStats { guidance: Some(s.guidance), order: 1, ..Default::default() };
+    let mut set = WitnessSet::new(s.failing);
+    let mut witnesses = Vec::new();
+    let mut seen: HashSet<u64> = HashSet::from([xxhash_rust::xxh3::xxh3_64(original.as_bytes())]);
+    let mut seeds: Vec<String> = vec![original];
+    let mut next_seeds: Vec<String> = Vec::new();
+    let mut per_line: HashMap<(usize, usize), u32> = HashMap::new();
+    let width = s.evaluator.pool.jobs();
+    // Without a witness by the end of a phase, the next order starts (spec §5.1); a phase
+    // is half of the time still left, so a fixed budget holds several orders.
+    let mut phase_end = s.budget.time.map(|t| t / 2);
+    let mut idle = 0;
+    let exhausted = |stats: &SearchStats| {
+        s.budget.time.is_some_and(|t| started.elapsed() >= t)
+            || s.budget.max_evals.is_some_and(|m| stats.evaluations >= m)
+    };
+    while !exhausted(&stats) && witnesses.len() < MAX_WITNESSES && idle < 50 {
+        if let Some(end) = phase_end.filter(|&e| started.elapsed() >= e) {
+            if witnesses.is_empty() && !next_seeds.is_empty() {
+                seeds = std::mem::take(&mut next_seeds);
+                program.order += 1;
+            }
+            let left = s.budget.time.unwrap_or_default().saturating_sub(end);
+            phase_end = Some(end + left / 2);
+        }
+        let mutating = Instant::now();
+        let mut batch: Vec<Tried> = Vec::new();
+        for _ in 0..width * 8 {
+            if batch.len() == width {
+                break;
+            }
+            let rule = guide.next_rule(rng);
+            program.attempts += 1;
+            let seed = &seeds[rng.random_range(0..seeds.len())];
+            match s.mutator.mutate(seed, rule, rng)? {
+                None => {
+                    program.not_applicable += 1;
+                    guide.missed(rule);
+                }
+                Some(m) if m.touches_output => {
+                    program.touches_output += 1;
+                    guide.missed(rule);
+                }
+                Some(m) if !seen.insert(xxhash_rust::xxh3::xxh3_64(m.text.as_bytes())) => {
+                    program.duplicates += 1;
+                    guide.missed(rule);
+                }
+                Some(mutant) => batch.push(Tried { rule, mutant }),
+            }
+        }
+        *program.seconds_by_phase.entry("mutate").or_default() += mutating.elapsed().as_secs_f64();
+        if batch.is_empty() {
+            idle += 1;
+            // A small program's mutants of one order run out long before the budget: the
+            // next order then starts early, witnesses or not.
+            if idle >= 10 && !next_seeds.is_empty() {
+                seeds = std::mem::take(&mut next_seeds);
+                program.order += 1;
+                idle = 0;
+            }
+            continue;
+        }
+        idle = 0;
+        let texts: Vec<String> = batch.iter().map(|t| t.mutant.text.clone()).collect();
+        let judged = s.evaluator.judge_all(&texts)?;
+        for (tried, judged) in batch.into_iter().zip(judged) {
+            stats.evaluations += 1;
+            let rule = tried.rule;
+            let spectrum = match judged {
+                Judged::Passes(spectrum) => spectrum,
+                other => {
+                    match other {
+                        Judged::Invalid(r) => *program.refused.entry(r).or_default() += 1,
+                        Judged::Fails => {
+                            stats.failing_same += 1;
+                            if next_seeds.len() < MAX_SEEDS {
+                                next_seeds.push(tried.mutant.text);
+                            }
+                        }
+                        _ => stats.other_failures += 1,
+                    }
+                    guide.missed(rule);
+                    continue;
+                }
+            };
+            let cov = CovSet::of(&spectrum, s.failing);
+            if set.contains(&cov) {
+                program.duplicates += 1;
+                guide.missed(rule);
+                continue;
+            }
+            let class = rules[rule].class;
+            let line = per_line.entry((rule, tried.mutant.line)).or_default();
+            if s.guidance == Guidance::Recbi && class.is_structural() && *line >= PER_LINE {
+                program.turned_away += 1;
+                continue;
+            }
+            if !guide.consider(rule, &cov, &set) {
+                program.turned_away += 1;
+                continue;
+            }
+            *line += 1;
+            set.add(cov);
+            evidence.add_passing(&spectrum);
+            stats.passing += 1;
+            let sim = similarity(&spectrum, s.failing, s.evaluator.sites, s.similarity);
+            stats.best_similarity = stats.best_similarity.max(sim);
+            *program.witnesses_by_class.entry(format!("{class:?}")).or_default() += 1;
+            witnesses.push(Witness {
+                pipeline: s.evaluator.pipeline.clone(),
+                llvm_args: Vec::new(),
+                configuration: false,
+                similarity: sim,
+                file_jaccard: spectrum.file_jaccard(s.failing),
+                mutation: Some(tried.mutant.description),
+            });
+        }
+        stats.generations += 1;
+        stats.seconds = started.elapsed().as_secs_f64();
+        progress(&stats);
+    }
+    stats.seconds = started.elapsed().as_secs_f64();
+    program.updates = guide.updates();
+    program.seconds_by_phase.extend(s.evaluator.seconds.iter().map(|(k, v)| (*k, *v)));
+    stats.programs = Some(program);
+    Ok((witnesses, stats))
+}
