@@ -237,7 +237,13 @@ pub(super) unsafe fn sites(parsed: &Parsed, edit: IrEdit) -> Vec<Site> {
             }
             IrEdit::WrapOperand(wrap) => {
                 for k in free_operands(inst, false) {
-                    if wraps(type_kind(LLVMGetOperand(inst, k)), wrap) {
+                    let x = LLVMGetOperand(inst, k);
+                    // The builder folds constants, and 0, INT_MIN and every i1 are their own negation.
+                    let identity = wrap == UnaryWrap::Negate
+                        && (!LLVMIsAConstantInt(x).is_null() && changed_constant(x, ConstChange::Negate).is_none()
+                            || type_kind(x) == LLVMTypeKind::LLVMIntegerTypeKind
+                                && LLVMGetIntTypeWidth(LLVMTypeOf(x)) == 1);
+                    if wraps(type_kind(x), wrap) && !identity {
                         out.push(Site { inst, operand: k });
                     }
                 }
