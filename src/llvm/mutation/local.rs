@@ -103,12 +103,14 @@ unsafe fn free_operands(inst: LLVMValueRef, phis: bool) -> Vec<u32> {
     let op = opcode(inst);
     let candidates: Vec<u32> = match op {
         LLVMAlloca | LLVMIndirectBr => return Vec::new(),
+        _ if walk::is_guard(inst) => return Vec::new(),
         LLVMPHI if !phis => return Vec::new(),
         LLVMSwitch => vec![0],
         LLVMGetElementPtr => return gep_free_operands(inst),
         _ if walk::is_eh(inst) => return Vec::new(),
         _ if walk::is_call(op) => {
-            if walk::is_intrinsic_call(inst) {
+            // Inline asm constraints may demand immediates the verifier does not check.
+            if walk::is_intrinsic_call(inst) || !LLVMIsAInlineAsm(LLVMGetCalledValue(inst)).is_null() {
                 return Vec::new();
             }
             (0..LLVMGetNumArgOperands(inst)).collect()
@@ -291,7 +293,10 @@ pub(super) unsafe fn sites(parsed: &Parsed, edit: IrEdit) -> Vec<Site> {
                 }
             }
             IrEdit::DropVolatile => {
-                if matches!(op, LLVMOpcode::LLVMLoad | LLVMOpcode::LLVMStore) && LLVMGetVolatile(inst) != 0 {
+                if matches!(op, LLVMOpcode::LLVMLoad | LLVMOpcode::LLVMStore)
+                    && LLVMGetVolatile(inst) != 0
+                    && !walk::is_guard(inst)
+                {
                     out.push(whole);
                 }
             }

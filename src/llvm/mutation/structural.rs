@@ -9,7 +9,7 @@ use inkwell::llvm_sys::{LLVMLinkage, LLVMOpcode, LLVMTailCallKind, LLVMTypeKind}
 use super::walk::{self, opcode};
 use super::{IrEdit, Parsed, Site};
 
-const OPAQUE: &std::ffi::CStr = c"__ctos_opaque";
+pub(super) const OPAQUE: &std::ffi::CStr = c"__ctos_opaque";
 
 /// Instructions code can go before: not phis or EH pads, not the `ret` a `musttail` call
 /// needs right after it.

@@ -152,3 +152,22 @@ pub(super) unsafe fn globals(module: LLVMModuleRef) -> Vec<LLVMValueRef> {
     }
     out
 }
+
+/// Part of a structural rule's guard: an access to one of its `__ctos_` globals, or a use
+/// of the always-false load. Local rules leave these alone: a later mutation could
+/// otherwise open a guarded path or let a pass delete it.
+pub(super) unsafe fn is_guard(inst: LLVMValueRef) -> bool {
+    let guard_access = |i: LLVMValueRef| {
+        let pointer = match opcode(i) {
+            LLVMOpcode::LLVMLoad => LLVMGetOperand(i, 0),
+            LLVMOpcode::LLVMStore => LLVMGetOperand(i, 1),
+            _ => return false,
+        };
+        !LLVMIsAGlobalVariable(pointer).is_null() && name_bytes(pointer).starts_with(b"__ctos_")
+    };
+    guard_access(inst)
+        || (0..LLVMGetNumOperands(inst).max(0) as u32).any(|k| {
+            let v = LLVMGetOperand(inst, k);
+            !v.is_null() && !LLVMIsAInstruction(v).is_null() && guard_access(v)
+        })
+}
