@@ -11,6 +11,9 @@ mod clang;
 pub mod hermes;
 #[cfg(test)]
 mod hermes_tests;
+pub mod ir;
+#[cfg(test)]
+mod ir_tests;
 pub mod profile;
 pub mod rules;
 pub mod scope;
