@@ -107,6 +107,9 @@ pub struct StrategySummary {
     /// The same bugs ranked by the culprit-file baseline.
     pub culprit_file_baseline: Metrics,
     pub evaluations_per_second: f64,
+    /// Passing runs kept as evidence (bug-free sequences, witness programs) per hour of
+    /// search.
+    pub witnesses_per_hour: f64,
     pub median_seconds_to_ranking: f64,
 }
 
@@ -127,6 +130,7 @@ pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
         .flatten()
         .collect();
     let evals: usize = attempts.iter().map(|a| a.evaluations).sum();
+    let witnesses: usize = attempts.iter().map(|a| a.passing).sum();
     let secs: f64 = attempts.iter().map(|a| a.search_seconds).sum();
     let mut totals: Vec<f64> = attempts.iter().map(|a| a.seconds).collect();
     totals.sort_by(f64::total_cmp);
@@ -135,6 +139,7 @@ pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
         metrics,
         culprit_file_baseline,
         evaluations_per_second: if secs > 0.0 { evals as f64 / secs } else { 0.0 },
+        witnesses_per_hour: if secs > 0.0 { witnesses as f64 * 3600.0 / secs } else { 0.0 },
         median_seconds_to_ranking: totals.get(totals.len() / 2).copied().unwrap_or(0.0),
     }
 }

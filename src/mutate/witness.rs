@@ -91,3 +91,30 @@ pub trait Mutator {
 pub fn line_of(text: &str, offset: usize) -> usize {
     text.as_bytes()[..offset.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
 }
+
+/// The rules of another mutator that `keep` admits, renumbered (DiWi on a backend whose
+/// table also has structural rules).
+pub struct Subset<M> {
+    inner: M,
+    /// Our rule i is the inner mutator's rule `map[i]`.
+    map: Vec<usize>,
+    infos: Vec<RuleInfo>,
+}
+
+impl<M: Mutator> Subset<M> {
+    pub fn new(inner: M, keep: impl Fn(&RuleInfo) -> bool) -> Subset<M> {
+        let map: Vec<usize> = (0..inner.rules().len()).filter(|&i| keep(&inner.rules()[i])).collect();
+        let infos = map.iter().map(|&i| inner.rules()[i].clone()).collect();
+        Subset { inner, map, infos }
+    }
+}
+
+impl<M: Mutator> Mutator for Subset<M> {
+    fn rules(&self) -> &[RuleInfo] {
+        &self.infos
+    }
+
+    fn mutate(&self, program: &str, rule: usize, rng: &mut dyn Rng) -> anyhow::Result<Option<Mutant>> {
+        self.inner.mutate(program, self.map[rule], rng)
+    }
+}

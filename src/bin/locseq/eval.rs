@@ -157,7 +157,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         }
     }
     ctos::outln!(
-        "\n{:<12} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7} {:>8} {:>9}",
+        "\n{:<12} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7} {:>8} {:>9} {:>9}",
         "strategy",
         "bugs",
         "top1",
@@ -167,6 +167,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         "MFR",
         "MAR",
         "evals/s",
+        "witness/h",
         "median s"
     )?;
     // Mean ranks over no ranked bug are no number.
@@ -186,7 +187,12 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
     };
     for s in &summaries {
         row(format!("{:?}", s.strategy).to_lowercase(), &s.metrics)?;
-        ctos::outln!(" {:>8.1} {:>9.1}", s.evaluations_per_second, s.median_seconds_to_ranking)?;
+        ctos::outln!(
+            " {:>8.1} {:>9.0} {:>9.1}",
+            s.evaluations_per_second,
+            s.witnesses_per_hour,
+            s.median_seconds_to_ranking
+        )?;
     }
     // The culprit is found before any search: one baseline row serves every strategy.
     if let Some(s) = summaries.first() {

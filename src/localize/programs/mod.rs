@@ -20,7 +20,8 @@ pub use search::{search_programs, Guidance, ProgramSearch};
 
 use crate::coverage::{Sites, Spectrum};
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
-use crate::mutate::witness::Mutator;
+use crate::mutate::ir::IrMutator;
+use crate::mutate::witness::{Mutator, Subset};
 use crate::oracle::{Oracle, Verdict};
 use crate::program::{screen_many, Screen, Screening};
 use crate::sandbox::{run_each, ExecMode, ExecStatus, Execution, Focus, JobSpec, Pool};
@@ -52,7 +53,7 @@ impl ProgramInput {
         let kind = if path.extension().is_some_and(|e| e == "c") { ProgramKind::C } else { ProgramKind::Ir };
         let text = match kind {
             ProgramKind::C => String::from_utf8(bytes).with_context(|| format!("{} is not text", path.display()))?,
-            ProgramKind::Ir => String::from_utf8(bytes).with_context(|| format!("{} is not text", path.display()))?,
+            ProgramKind::Ir => crate::llvm::ir_text_of(&bytes).with_context(|| path.display().to_string())?,
         };
         Ok(ProgramInput {
             kind,
@@ -73,7 +74,8 @@ impl ProgramInput {
                 }
                 Box::new(crate::mutate::rules::CMutator::new(rules, crate::mutate::c_args()))
             }
-            ProgramKind::Ir => bail!("MERGE: IR backend"),
+            ProgramKind::Ir if structural => Box::new(IrMutator::new()),
+            ProgramKind::Ir => Box::new(Subset::new(IrMutator::new(), |r| !r.class.is_structural())),
         })
     }
 }
