@@ -11,6 +11,7 @@ mod clang;
 pub mod hermes;
 #[cfg(test)]
 mod hermes_tests;
+pub mod ingredients;
 pub mod profile;
 pub mod rules;
 pub mod scope;

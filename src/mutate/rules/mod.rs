@@ -24,7 +24,7 @@ pub trait Rule: Send + Sync {
 }
 
 /// Calls whose arguments are what a program shows: its output and its own checks.
-const OUTPUT_CALLS: &[&str] = &[
+pub(crate) const OUTPUT_CALLS: &[&str] = &[
     "printf",
     "fprintf",
     "puts",
