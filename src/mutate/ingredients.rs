@@ -15,7 +15,7 @@
 
 mod harvest;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -54,6 +54,9 @@ pub struct FreeVar {
     pub ty: String,
     /// Assigned, incremented or address-taken: it cannot become a `const` variable.
     pub written: bool,
+    /// Address-taken: it can only become a variable of the very same type.
+    #[serde(default)]
+    pub addressed: bool,
     /// Byte offsets of its occurrences in the ingredient's text.
     pub uses: Vec<usize>,
 }
@@ -334,7 +337,7 @@ fn run(job: &Job, args: &[String]) -> Vec<Ingredient> {
     }
 }
 
-fn csmith(seed: u64) -> Option<String> {
+pub(crate) fn csmith(seed: u64) -> Option<String> {
     let out = std::process::Command::new("timeout")
         .arg(CSMITH_SECONDS.to_string())
         .arg("csmith")

@@ -175,26 +175,39 @@ fn spell_out(text: &str, mut keep: impl FnMut(&Word<'_>) -> bool) -> Option<(Str
     Some((out, moved))
 }
 
-/// Whether the reference `id` is written: assigned, incremented or has its address taken.
-fn written(tu: &Tu, id: NodeId) -> bool {
+/// How an ingredient uses a reference.
+#[derive(Clone, Copy, Default)]
+struct Access {
+    /// Assigned, incremented or address-taken.
+    written: bool,
+    /// Address taken: a pointer of its exact type is made.
+    addressed: bool,
+}
+
+fn access(tu: &Tu, id: NodeId) -> Access {
     let mut child = id;
     let mut parent = tu.node(id).parent;
     while let Some(p) = parent.filter(|&p| tu.node(p).kind == Kind::ParenExpr) {
         child = p;
         parent = tu.node(p).parent;
     }
-    let Some(p) = parent else { return false };
+    let Some(p) = parent else { return Access::default() };
     let node = tu.node(p);
     match node.kind {
-        Kind::UnaryOperator => {
-            matches!(node.unary, Some(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec | UnOp::AddrOf))
-        }
-        Kind::BinaryOperator | Kind::CompoundAssignOperator => {
-            node.children.first() == Some(&child)
+        Kind::UnaryOperator => Access {
+            written: matches!(
+                node.unary,
+                Some(UnOp::PreInc | UnOp::PreDec | UnOp::PostInc | UnOp::PostDec | UnOp::AddrOf)
+            ),
+            addressed: node.unary == Some(UnOp::AddrOf),
+        },
+        Kind::BinaryOperator | Kind::CompoundAssignOperator => Access {
+            written: node.children.first() == Some(&child)
                 && matches!(node.binary, Some(op) if op != BinOp::Comma && op.token().ends_with('=')
-                    && !matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Le | BinOp::Ge))
-        }
-        _ => false,
+                    && !matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Le | BinOp::Ge)),
+            addressed: false,
+        },
+        _ => Access::default(),
     }
 }
 
@@ -226,7 +239,7 @@ fn condition(tu: &Tu, cond: NodeId, kind: IngredientKind) -> Option<Ingredient> 
         if tu.source.get(n.start..n.end)? != n.name {
             return None;
         }
-        note_use(&mut vars, decl, &n.name, int.spelling(), written(tu, id), n.start - node.start);
+        note_use(&mut vars, decl, &n.name, int.spelling(), access(tu, id), n.start - node.start);
     }
     if vars.is_empty() {
         return None;
@@ -239,15 +252,22 @@ fn condition(tu: &Tu, cond: NodeId, kind: IngredientKind) -> Option<Ingredient> 
 
 type Uses = Vec<(NodeId, FreeVar, Vec<usize>)>;
 
-fn note_use(vars: &mut Uses, decl: NodeId, name: &str, ty: &str, written: bool, at: usize) {
+fn note_use(vars: &mut Uses, decl: NodeId, name: &str, ty: &str, access: Access, at: usize) {
     match vars.iter_mut().find(|(d, _, _)| *d == decl) {
         Some((_, v, uses)) => {
-            v.written |= written;
+            v.written |= access.written;
+            v.addressed |= access.addressed;
             uses.push(at);
         }
         None => vars.push((
             decl,
-            FreeVar { name: name.to_string(), ty: ty.to_string(), written, uses: Vec::new() },
+            FreeVar {
+                name: name.to_string(),
+                ty: ty.to_string(),
+                written: access.written,
+                addressed: access.addressed,
+                uses: Vec::new(),
+            },
             vec![at],
         )),
     }
@@ -306,7 +326,7 @@ fn function(tu: &Tu, f: NodeId) -> Option<Ingredient> {
                 }
                 // A global integer is a free variable, renamed to one of the seed's.
                 let int = d.ty.as_ref().and_then(|t| t.int()).filter(|_| d.kind == Kind::VarDecl && d.parent == Some(Tu::ROOT))?;
-                note_use(&mut vars, decl, &n.name, int.spelling(), written(tu, id), n.start - node.start);
+                note_use(&mut vars, decl, &n.name, int.spelling(), access(tu, id), n.start - node.start);
             }
             _ => {}
         }

@@ -3,6 +3,10 @@
 //! one site into edits. DiWi's 132 local rules (`local`) keep their paper numbering: slot
 //! `i` of [`diwi_rules`] is DiWi's rule `i + 1`. RecBi adds the structural ones.
 
+pub mod structural;
+#[cfg(test)]
+mod structural_tests;
+
 use std::cell::RefCell;
 
 use rand::{Rng, RngExt};
@@ -10,6 +14,8 @@ use rand::{Rng, RngExt};
 use super::ast::{Kind, NodeId, Tu};
 use super::witness::{line_of, Mutant, Mutator, RuleInfo};
 use super::Edit;
+
+pub use structural::structural_rules;
 
 /// One kind of change to a C program.
 pub trait Rule: Send + Sync {
