@@ -1,9 +1,10 @@
 //! Taking ingredients out of one parsed file. Whatever is kept must compile in any seed once
 //! its free variables are renamed, so every identifier of its text is accounted for: a
 //! keyword, a standard integer typedef (spelled out as the builtin type it names, so the
-//! seed needs no header), a free integer variable, or (in a function) a name the function
-//! itself declares. Anything else (a macro, a global of another type, a call, a struct)
-//! makes the candidate unusable.
+//! seed needs no header), a free integer variable (a condition's variables, a function's
+//! globals), a name a function declares itself, or one of csmith's safe-math wrappers
+//! (then the ingredient is marked for csmith seeds only). Anything else (a macro, a pointer
+//! or struct variable, any other call) makes the candidate unusable.
 
 use std::collections::HashSet;
 
@@ -49,9 +50,7 @@ pub fn harvest(tu: &Tu, source: SourceKind, origin: &str) -> Vec<Ingredient> {
         let found = match node.kind {
             Kind::IfStmt => first_expression(tu, id).and_then(|c| condition(tu, c, IngredientKind::Branch)),
             Kind::WhileStmt => first_expression(tu, id).and_then(|c| condition(tu, c, IngredientKind::Loop)),
-            Kind::DoStmt => {
-                node.children.last().copied().and_then(|c| condition(tu, c, IngredientKind::Loop))
-            }
+            Kind::DoStmt => node.children.last().copied().and_then(|c| condition(tu, c, IngredientKind::Loop)),
             Kind::ForStmt => for_condition(tu, id).and_then(|c| condition(tu, c, IngredientKind::Loop)),
             Kind::FunctionDecl if node.parent == Some(Tu::ROOT) && tu.body(id).is_some() => function(tu, id),
             _ => None,
@@ -325,7 +324,10 @@ fn function(tu: &Tu, f: NodeId) -> Option<Ingredient> {
                     continue;
                 }
                 // A global integer is a free variable, renamed to one of the seed's.
-                let int = d.ty.as_ref().and_then(|t| t.int()).filter(|_| d.kind == Kind::VarDecl && d.parent == Some(Tu::ROOT))?;
+                let int =
+                    d.ty.as_ref()
+                        .and_then(|t| t.int())
+                        .filter(|_| d.kind == Kind::VarDecl && d.parent == Some(Tu::ROOT))?;
                 note_use(&mut vars, decl, &n.name, int.spelling(), access(tu, id), n.start - node.start);
             }
             _ => {}

@@ -10,19 +10,26 @@ use crate::mutate::{c_args, parse_source};
 
 struct Built {
     corpus: Arc<Corpus>,
-    cache: PathBuf,
+    /// What the build wrote to its cache (the file itself is gone: tests leave nothing behind).
+    cached: Option<Vec<u8>>,
     took: Duration,
+}
+
+fn cache_file(what: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("ctos-ingredients-{what}-{}.json", std::process::id()))
 }
 
 fn built() -> &'static Built {
     static BUILT: OnceLock<Built> = OnceLock::new();
     BUILT.get_or_init(|| {
-        let cache = std::env::temp_dir().join(format!("ctos-ingredients-test-{}.json", std::process::id()));
+        let cache = cache_file("built");
         let _ = std::fs::remove_file(&cache);
-        let sources = Sources::standard();
         let started = Instant::now();
-        let corpus = Corpus::load_or_build_at(Some(&cache), &sources).expect("a corpus");
-        Built { corpus: Arc::new(corpus), cache, took: started.elapsed() }
+        let corpus = Corpus::load_or_build_at(Some(&cache), &Sources::standard()).expect("a corpus");
+        let took = started.elapsed();
+        let cached = std::fs::read(&cache).ok();
+        let _ = std::fs::remove_file(&cache);
+        Built { corpus: Arc::new(corpus), cached, took }
     })
 }
 
@@ -38,12 +45,15 @@ fn the_corpus_holds_every_kind_and_a_second_load_reads_the_cache() {
     for kind in [IngredientKind::Branch, IngredientKind::Loop, IngredientKind::Function] {
         assert!(!b.corpus.of(kind).is_empty(), "no {kind:?} ingredients: {}", b.corpus.summary());
     }
+    let cache = cache_file("reread");
+    std::fs::write(&cache, b.cached.as_ref().expect("the build wrote its cache")).unwrap();
     let started = Instant::now();
     // Sources that would build an empty corpus: only the cache can give the same content.
     let nothing = Sources { csmith_seeds: Vec::new(), files: Vec::new(), threads: 1 };
-    let again = Corpus::load_or_build_at(Some(&b.cache), &nothing).expect("the cached corpus");
+    let again = Corpus::load_or_build_at(Some(&cache), &nothing);
     let took = started.elapsed();
-    assert_eq!(&again, b.corpus.as_ref());
+    let _ = std::fs::remove_file(&cache);
+    assert_eq!(&again.expect("the cached corpus"), b.corpus.as_ref());
     assert!(took < b.took, "loading took {took:?}, building {:?}", b.took);
     assert!(Corpus::build(&nothing).is_err(), "an empty corpus must be an error");
 }

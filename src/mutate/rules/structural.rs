@@ -149,11 +149,25 @@ fn pick<'a>(
     let pool: Vec<&Ingredient> = corpus.of(kind).iter().filter(|i| helpers || !i.helpers).collect();
     for _ in 0..TRIES {
         let ingredient = *pool.choose(rng)?;
-        if let Some(names) = bind(&ingredient.vars, vars, rng) {
+        // A function's own parameter or local of the same name would capture the renamed use.
+        let unclaimed: Vec<Var> = vars
+            .iter()
+            .filter(|v| kind != IngredientKind::Function || !mentions(&ingredient.text, &v.name))
+            .cloned()
+            .collect();
+        if let Some(names) = bind(&ingredient.vars, &unclaimed, rng) {
             return Some((ingredient, names));
         }
     }
     None
+}
+
+/// Whether `name` occurs in `text` as a whole identifier.
+pub(crate) fn mentions(text: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        !text[..at].chars().next_back().is_some_and(ident) && !text[at + name.len()..].chars().next().is_some_and(ident)
+    })
 }
 
 /// A name starting with `prefix` that occurs nowhere in the program.
@@ -226,7 +240,10 @@ impl Structural {
         targets.shuffle(rng);
         let to = targets.into_iter().find(|&to| !skips_declaration(tu, start, to))?;
         let label = fresh(tu, "ctos_label_");
-        Some(vec![Edit::insert(start, format!("goto {label}; ")), Edit::insert(tu.node(to).start, format!("{label}: "))])
+        Some(vec![
+            Edit::insert(start, format!("goto {label}; ")),
+            Edit::insert(tu.node(to).start, format!("{label}: ")),
+        ])
     }
 }
 

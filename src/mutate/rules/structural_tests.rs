@@ -233,3 +233,10 @@ fn most_csmith_mutants_terminate() {
     let (ok, all) = ended.iter().fold((0, 0), |(a, b), (x, y)| (a + x, b + y));
     assert!(all >= 8 && ok * 2 >= all, "{ok} of {all} mutants terminated");
 }
+
+#[test]
+fn a_copied_function_does_not_capture_the_global_it_is_given() {
+    let text = "static int ctos_fn_0(int x) { int g = x; return g + 1; }";
+    assert!(super::structural::mentions(text, "g") && super::structural::mentions(text, "x"));
+    assert!(!super::structural::mentions(text, "ctos") && !super::structural::mentions(text, "fn_0"));
+}
