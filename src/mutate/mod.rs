@@ -14,6 +14,7 @@ mod hermes_tests;
 pub mod ir;
 #[cfg(test)]
 mod ir_tests;
+pub mod ingredients;
 pub mod profile;
 pub mod rules;
 pub mod scope;

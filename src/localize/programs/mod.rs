@@ -68,9 +68,10 @@ impl ProgramInput {
     pub fn mutator(&self, structural: bool) -> Result<Box<dyn Mutator>> {
         Ok(match self.kind {
             ProgramKind::C => {
-                let rules = crate::mutate::rules::diwi_rules();
+                let mut rules = crate::mutate::rules::diwi_rules();
                 if structural {
-                    bail!("MERGE: structural rules");
+                    let corpus = crate::mutate::ingredients::Corpus::load_or_build()?;
+                    rules.extend(crate::mutate::rules::structural_rules(std::sync::Arc::new(corpus)));
                 }
                 Box::new(crate::mutate::rules::CMutator::new(rules, crate::mutate::c_args()))
             }

@@ -1,10 +1,13 @@
 //! Witnessing mutation rules on C source, in the style of C-Vise's clang_delta: each rule
 //! names one kind of change, lists the sites in a parsed file where it applies, and turns
-//! one site into edits. DiWi's 132 local rules (`local`) keep their paper numbering: slot
-//! `i` of [`diwi_rules`] is DiWi's rule `i + 1`. RecBi adds the structural ones.
+//! one site into edits. DiWi's 132 local rules (`decl`, `expr`) keep their paper numbering:
+//! slot `i` of [`diwi_rules`] is DiWi's rule `i + 1`. RecBi adds the structural ones.
 
 mod decl;
 mod expr;
+pub mod structural;
+#[cfg(test)]
+mod structural_tests;
 #[cfg(test)]
 mod tests;
 
@@ -23,6 +26,8 @@ pub fn diwi_rules() -> Vec<Box<dyn Rule>> {
     rules
 }
 
+pub use structural::structural_rules;
+
 /// One kind of change to a C program.
 pub trait Rule: Send + Sync {
     fn info(&self) -> &RuleInfo;
@@ -36,7 +41,7 @@ pub trait Rule: Send + Sync {
 }
 
 /// Calls whose arguments are what a program shows: its output and its own checks.
-const OUTPUT_CALLS: &[&str] = &[
+pub(crate) const OUTPUT_CALLS: &[&str] = &[
     "printf",
     "fprintf",
     "puts",
