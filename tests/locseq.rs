@@ -113,6 +113,37 @@ mod llvm22 {
         assert!(report["llvm_version"].as_str().unwrap().starts_with("22."));
     }
 
+    /// Witness programs of an IR reproducer: mutants of repro.ll that the slp-vectorizer
+    /// leaves valid, each one row of the spectrum.
+    #[test]
+    fn diwi_recbi_and_mixed_rank_191714_with_witness_programs() {
+        for strategy in ["diwi", "recbi", "mixed"] {
+            let report = isolate(&[
+                &bug("191714", "seq.txt"),
+                &bug("191714", "repro.ll"),
+                "--llvm-arg=-slp-threshold=-99999",
+                "--strategy",
+                strategy,
+                "--max-evals",
+                "80",
+            ]);
+            let i = &report["isolation"];
+            assert_eq!(i["strategy"], strategy);
+            let programs = &i["stats"]["programs"];
+            assert_eq!(programs["guidance"], if strategy == "diwi" { "diwi" } else { "recbi" }, "{programs}");
+            let witnesses = i["witnesses"].as_array().unwrap();
+            let mutants: Vec<&str> = witnesses.iter().filter_map(|w| w["mutation"].as_str()).collect();
+            assert!(mutants.len() >= 3, "{strategy}: {mutants:?}");
+            assert!(mutants.iter().all(|m| m.starts_with("ir ")), "{mutants:?}");
+            // Mixed pools bug-free sequences and witness programs in one spectrum.
+            let sequences = witnesses.len() - mutants.len();
+            assert_eq!(sequences > 0, strategy == "mixed", "{strategy}: {sequences} sequence witnesses");
+            assert_eq!(i["stats"]["passing"].as_u64().unwrap() as usize, witnesses.len());
+            let rank = rank_of(&report, "llvm/lib/Transforms/Vectorize/SLPVectorizer.cpp").expect("fix file ranked");
+            assert!(rank <= 3, "{strategy}: SLPVectorizer.cpp ranked {rank}");
+        }
+    }
+
     #[test]
     fn a_long_failing_sequence_is_reduced_before_the_search() {
         let seq = temp("long-seq.txt");
@@ -245,6 +276,47 @@ mod llvm19 {
         assert_eq!(culprit["name"], "constraint-elimination", "{culprit}");
         assert_eq!(culprit["method"], "prefixes");
         assert_eq!(i["culprit_file"], "llvm/lib/Transforms/Scalar/ConstraintElimination.cpp");
+    }
+
+    /// DiWi on the C program of 140481: mutants of repro.c (DiWi's rules), compiled by
+    /// clang 19, each run unoptimized and screened for undefined behaviour.
+    #[test]
+    fn diwi_ranks_140481_with_mutants_of_its_c_program() {
+        let report =
+            isolate(&[&bug("140481", "seq.txt"), &bug("140481", "repro.c"), "--strategy", "diwi", "--max-evals", "60"]);
+        let i = &report["isolation"];
+        assert_eq!(i["failure"]["kind"], "wrong-code");
+        let witnesses = i["witnesses"].as_array().unwrap();
+        assert!(witnesses.len() >= 3, "{}", i["stats"]);
+        assert!(witnesses.iter().all(|w| w["mutation"].as_str().is_some_and(|m| !m.starts_with("ir "))));
+        let refused = &i["stats"]["programs"]["refused"];
+        assert!(refused["undefined"].as_u64().unwrap_or(0) > 0, "UB screening refused nothing: {refused}");
+        let rank = rank_of(&report, "llvm/lib/Transforms/Scalar/ConstraintElimination.cpp").expect("fix file ranked");
+        assert!(rank <= 3, "ConstraintElimination.cpp ranked {rank}");
+    }
+
+    /// A mutant that changes only what the program prints could pass by hiding the bug's
+    /// symptom: 140481 with its values printed, the printing line is never a witness's.
+    #[test]
+    fn a_witness_never_changes_what_the_program_prints() {
+        let source = std::fs::read_to_string(bug("140481", "repro.c")).unwrap();
+        let printing = format!(
+            "#include <stdio.h>\n{}",
+            source.replace("  return 0;", "  printf(\"%d %d\\n\", b, c);\n  return 0;")
+        );
+        let printed_line = printing.lines().position(|l| l.contains("printf")).unwrap() + 1;
+        let program = temp("140481-printing.c");
+        std::fs::write(&program, &printing).unwrap();
+        let report =
+            isolate(&[&bug("140481", "seq.txt"), program.to_str().unwrap(), "--strategy", "diwi", "--max-evals", "80"]);
+        let i = &report["isolation"];
+        assert!(i["stats"]["programs"]["touches_output"].as_u64().unwrap() > 0, "{}", i["stats"]);
+        let witnesses = i["witnesses"].as_array().unwrap();
+        assert!(!witnesses.is_empty());
+        for w in witnesses {
+            let m = w["mutation"].as_str().unwrap();
+            assert!(!m.contains(&format!("at line {printed_line}:")), "{m}");
+        }
     }
 
     /// 121584 fires under every candidate that keeps `instcombine`: the constrained search

@@ -48,16 +48,27 @@ pub enum IrEdit {
     /// An integer constant operand (not one the IR requires to be constant).
     Constant(ConstChange),
     /// A binary instruction's opcode, e.g. `add` → `sub`; flags the new opcode cannot carry go.
-    Opcode { from: &'static str, to: &'static str },
+    Opcode {
+        from: &'static str,
+        to: &'static str,
+    },
     /// An `icmp` predicate, e.g. `slt` → `sle`.
-    ICmp { from: &'static str, to: &'static str },
+    ICmp {
+        from: &'static str,
+        to: &'static str,
+    },
     /// An `fcmp` predicate, e.g. `olt` → `ole`.
-    FCmp { from: &'static str, to: &'static str },
+    FCmp {
+        from: &'static str,
+        to: &'static str,
+    },
     /// The two operands of a binary instruction or an `icmp` (the predicate stays).
     SwapOperands,
     AddFlag(IrFlag),
     DropFlag(IrFlag),
-    MakeVolatile { store: bool },
+    MakeVolatile {
+        store: bool,
+    },
     DropVolatile,
     /// An operand replaced by another value of its type available there.
     ReplaceValue,

@@ -207,11 +207,12 @@ pub fn evaluate_bug(
     for seed in 1..=repeat as u64 {
         let opts =
             IsolateOptions { oracle: bug.oracle.clone(), pattern: bug.pattern.clone(), strategy, seed, ..base.clone() };
-        let isolation = match isolate(&mut subject.pool, &mut subject.module, Some(&input), &buggy, catalog, &opts, progress) {
-            Ok(i) => i,
-            Err(e) if e.is::<Inapplicable>() => return Ok(result(BugOutcome::Skipped { reason: e.to_string() })),
-            Err(e) => return Err(e.context(format!("bug {}", bug.id))),
-        };
+        let isolation =
+            match isolate(&mut subject.pool, &mut subject.module, Some(&input), &buggy, catalog, &opts, progress) {
+                Ok(i) => i,
+                Err(e) if e.is::<Inapplicable>() => return Ok(result(BugOutcome::Skipped { reason: e.to_string() })),
+                Err(e) => return Err(e.context(format!("bug {}", bug.id))),
+            };
         let of_fix = |f: &String| isolation.ranking.iter().find(|r| &r.path == f);
         let ranks = bug.fix_files.iter().map(|f| of_fix(f).map(|r| r.rank)).collect();
         let scores = bug.fix_files.iter().map(|f| of_fix(f).map(|r| r.score)).collect();

@@ -11,14 +11,14 @@ use serde::Serialize;
 
 use super::configs::ConfigSpace;
 use super::culprit::{find_culprit, Culprit};
+use super::evidence::Evidence;
 use super::evidence::FailingEvidence;
 use super::files::FileFilter;
 use super::ga::{GaParams, GeneTable};
+use super::programs::{self, search_programs, Evaluator, Guidance, ProgramInput, ProgramSearch};
 use super::rank::{rank, stack_evidence, FileRank};
 use super::runner::Runner;
 use super::sbfl::{Aggregate, Formula};
-use super::evidence::Evidence;
-use super::programs::{self, search_programs, Evaluator, Guidance, ProgramInput, ProgramSearch};
 use super::search::{search, Budget, SearchResult, SearchSetup, SearchStats, Strategy, Witness};
 use super::similarity::SimilarityFormula;
 use crate::coverage::{self, Coverage, Granularity, Spectrum};
@@ -415,13 +415,15 @@ pub fn isolate(
     let (genes, table) = genes_and_table(&current, catalog, &opts.candidates)?;
     let sequences = !matches!(opts.strategy, Strategy::Diwi | Strategy::Recbi);
     let space = match &culprit {
-        Some(c) if sequences && (opts.configs || opts.strategy == Strategy::Configs) => match crate::llvm::opt_hidden_options(&opt) {
-            Ok(help) => Some(ConfigSpace::new(&current, c, catalog, &help, runner.pool.llvm_args())),
-            Err(e) => {
-                notes.push(format!("no configurations: {e}"));
-                None
+        Some(c) if sequences && (opts.configs || opts.strategy == Strategy::Configs) => {
+            match crate::llvm::opt_hidden_options(&opt) {
+                Ok(help) => Some(ConfigSpace::new(&current, c, catalog, &help, runner.pool.llvm_args())),
+                Err(e) => {
+                    notes.push(format!("no configurations: {e}"));
+                    None
+                }
             }
-        },
+        }
         _ => None,
     };
     if opts.strategy == Strategy::Configs && space.as_ref().is_none_or(|s| s.dimensions() == 0) {
@@ -453,7 +455,9 @@ pub fn isolate(
             progress.phase(&format!("searching ({strategy:?}, {} genes)", genes.len()));
             search(&mut setup, genes, &table, strategy, opts.ga, budget, &mut rng, &mut |s| progress.search(s))?
         }
-        None => SearchResult { evidence: Evidence::new(&failing), witnesses: Vec::new(), stats: SearchStats::default() },
+        None => {
+            SearchResult { evidence: Evidence::new(&failing), witnesses: Vec::new(), stats: SearchStats::default() }
+        }
     };
     if let (Some(budget), Some(program)) = (program_budget, program) {
         let guidance = if opts.strategy == Strategy::Diwi { Guidance::Diwi } else { Guidance::Recbi };

@@ -151,10 +151,8 @@ fn line_in(program: &str, function: &str, instruction: &str) -> usize {
     let lines: Vec<&str> = program.lines().collect();
     let plain = format!("@{function}(");
     let quoted = format!("@\"{function}\"(");
-    let start = lines
-        .iter()
-        .position(|l| l.starts_with("define") && (l.contains(&plain) || l.contains(&quoted)))
-        .unwrap_or(0);
+    let start =
+        lines.iter().position(|l| l.starts_with("define") && (l.contains(&plain) || l.contains(&quoted))).unwrap_or(0);
     let matches = |l: &&str| l.trim() == needle || l.trim().starts_with(needle);
     lines[start..]
         .iter()

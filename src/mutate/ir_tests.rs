@@ -269,14 +269,16 @@ fn bitcode_becomes_text() {
     assert!(ir_text_of(b"BC\xC0\xDEjunk").is_err());
 }
 
-
 #[test]
 fn guards_of_earlier_structural_mutants_stay_opaque() {
     let mutator = IrMutator::new();
     let rule = |name: &str| mutator.rules().iter().position(|r| r.name == name).unwrap();
     let guarded = mutator.mutate(SMALL, rule("ir guard block"), &mut ChaCha8Rng::seed_from_u64(1)).unwrap().unwrap();
     assert!(guarded.text.contains("load volatile i1, ptr @__ctos_opaque"), "{}", guarded.text);
-    assert!(mutator.mutate(&guarded.text, rule("ir drop volatile"), &mut ChaCha8Rng::seed_from_u64(1)).unwrap().is_none());
+    assert!(mutator
+        .mutate(&guarded.text, rule("ir drop volatile"), &mut ChaCha8Rng::seed_from_u64(1))
+        .unwrap()
+        .is_none());
     for name in ["ir replace value", "ir not operand"] {
         for seed in 0..30 {
             let m = mutator.mutate(&guarded.text, rule(name), &mut ChaCha8Rng::seed_from_u64(seed)).unwrap().unwrap();

@@ -11,10 +11,10 @@ mod clang;
 pub mod hermes;
 #[cfg(test)]
 mod hermes_tests;
+pub mod ingredients;
 pub mod ir;
 #[cfg(test)]
 mod ir_tests;
-pub mod ingredients;
 pub mod profile;
 pub mod rules;
 pub mod scope;

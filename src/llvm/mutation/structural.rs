@@ -133,10 +133,8 @@ unsafe fn sink(parsed: &Parsed, b: &Builder, value: LLVMValueRef) {
 
 /// An integer available before `inst`, drawn with `salt`.
 unsafe fn integer_in_scope(inst: LLVMValueRef, salt: u64) -> Option<LLVMValueRef> {
-    let ints: Vec<LLVMValueRef> = walk::in_scope(inst)
-        .into_iter()
-        .filter(|&v| walk::type_kind(v) == LLVMTypeKind::LLVMIntegerTypeKind)
-        .collect();
+    let ints: Vec<LLVMValueRef> =
+        walk::in_scope(inst).into_iter().filter(|&v| walk::type_kind(v) == LLVMTypeKind::LLVMIntegerTypeKind).collect();
     (!ints.is_empty()).then(|| ints[(salt % ints.len() as u64) as usize])
 }
 

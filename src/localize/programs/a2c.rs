@@ -276,7 +276,13 @@ mod tests {
                 .map(|_| {
                     let p = net.policy(&state);
                     let mut x: f64 = rng.random_range(0.0..1.0);
-                    let action = p.iter().position(|q| { x -= q; x < 0.0 }).unwrap_or(10);
+                    let action = p
+                        .iter()
+                        .position(|q| {
+                            x -= q;
+                            x < 0.0
+                        })
+                        .unwrap_or(10);
                     Step { state: state.clone(), action, reward: if action == 3 { 1.0 } else { 0.0 } }
                 })
                 .collect();

@@ -152,12 +152,12 @@ impl Evaluator<'_> {
         out
     }
 
-    /// 20 times the failing program's own run (code generation included), at least a
+    /// 20 times the failing program's own run (code generation included), at least half a
     /// second, at most the pool's limit.
     fn mutant_exec_limit(&self) -> std::time::Duration {
         let full = self.pool.limits().exec_timeout;
         let own = self.oracle.reference.as_ref().map_or(full.as_secs_f64(), |r| r.millis / 1000.0);
-        std::time::Duration::from_secs_f64((own * 20.0).max(1.0)).min(full)
+        std::time::Duration::from_secs_f64((own * 20.0).max(0.5)).min(full)
     }
 
     /// Verdicts on `texts`, in order, evaluated `pool`-wide at once.

@@ -96,7 +96,8 @@ impl Rule for Qualifier {
             .filter(|&d| {
                 let has = specifier_words(tu, d).iter().any(|w| w.text == self.word);
                 // `restrict` qualifies pointers only: anything else cannot compile.
-                let fits = self.word != "restrict" || matches!(tu.node(d).ty.as_ref().map(|t| &t.shape), Some(Shape::Pointer));
+                let fits =
+                    self.word != "restrict" || matches!(tu.node(d).ty.as_ref().map(|t| &t.shape), Some(Shape::Pointer));
                 has != self.add && fits
             })
             .collect()

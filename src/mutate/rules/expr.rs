@@ -147,7 +147,8 @@ impl Unary {
         let node = tu.node(site);
         let operand = *node.children.first()?;
         let o = tu.node(operand);
-        let token = if is_postfix(self.from) { tu.source.get(o.end..node.end)? } else { tu.source.get(node.start..o.start)? };
+        let token =
+            if is_postfix(self.from) { tu.source.get(o.end..node.end)? } else { tu.source.get(node.start..o.start)? };
         (token.trim() == unary_token(self.from)).then_some(operand)
     }
 }
@@ -217,7 +218,9 @@ impl Rule for Constant {
     fn sites(&self, tu: &Tu) -> Vec<NodeId> {
         (0..tu.nodes.len())
             .filter(|&i| tu.node(i).kind == Kind::IntegerLiteral)
-            .filter(|&i| literal_value(tu.text(i)).is_some_and(|(v, _)| !matches!(self.change, ConstantChange::Zero) || v != 0))
+            .filter(|&i| {
+                literal_value(tu.text(i)).is_some_and(|(v, _)| !matches!(self.change, ConstantChange::Zero) || v != 0)
+            })
             .collect()
     }
 
