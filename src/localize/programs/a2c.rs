@@ -38,11 +38,11 @@ impl Layer {
     /// Accumulate the gradients of `x -> out` given d(loss)/d(out); d(loss)/d(x).
     fn backward(&self, x: &[f64], d_out: &[f64], grad: &mut Layer) -> Vec<f64> {
         let mut d_x = vec![0.0; self.inputs];
-        for o in 0..self.outputs {
-            grad.b[o] += d_out[o];
-            for i in 0..self.inputs {
-                grad.w[o * self.inputs + i] += d_out[o] * x[i];
-                d_x[i] += d_out[o] * self.w[o * self.inputs + i];
+        for (o, d) in d_out.iter().enumerate() {
+            grad.b[o] += d;
+            for (i, xi) in x.iter().enumerate() {
+                grad.w[o * self.inputs + i] += d * xi;
+                d_x[i] += d * self.w[o * self.inputs + i];
             }
         }
         d_x
@@ -248,7 +248,7 @@ mod tests {
         };
         let h = 1e-6;
         let mut worst: f64 = 0.0;
-        for i in 0..analytic.len() {
+        for (i, &analytic) in analytic.iter().enumerate() {
             let nudge = |delta: f64| {
                 let mut n = ActorCritic::new(11, 0.01, 0.9, &mut ChaCha8Rng::seed_from_u64(0));
                 (n.actor, n.critic) = (net.actor.clone(), net.critic.clone());
@@ -257,7 +257,7 @@ mod tests {
                 loss(&n)
             };
             let numeric = (nudge(h) - nudge(-h)) / (2.0 * h);
-            let error = (numeric - analytic[i]).abs() / (1e-4 + numeric.abs() + analytic[i].abs());
+            let error = (numeric - analytic).abs() / (1e-4 + numeric.abs() + analytic.abs());
             worst = worst.max(error);
         }
         assert!(worst < 1e-4, "largest relative gradient error {worst}");

@@ -193,7 +193,7 @@ pub enum ConstantChange {
 
 /// A literal's value and suffix (`0x8F6AL` is (0x8F6A, "L")).
 fn literal_value(text: &str) -> Option<(u128, &str)> {
-    let digits_end = text.find(|c: char| matches!(c, 'u' | 'U' | 'l' | 'L')).unwrap_or(text.len());
+    let digits_end = text.find(['u', 'U', 'l', 'L']).unwrap_or(text.len());
     let (digits, suffix) = text.split_at(digits_end);
     let value = if let Some(hex) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
         u128::from_str_radix(hex, 16).ok()?
