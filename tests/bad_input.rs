@@ -187,6 +187,11 @@ fn cases() -> Vec<(&'static str, Vec<String>, &'static str)> {
         (LOCSEQ, isolate(&["--oracle", "script:no-such.sh"]), "the oracle script no-such.sh: No such file"),
         (LOCSEQ, isolate(&["--oracle", "script:plain.sh"]), "plain.sh is not executable"),
         (LOCSEQ, isolate(&["--oracle", "bogus"]), "unknown oracle 'bogus'"),
+        (
+            LOCSEQ,
+            isolate(&["--strategy", "diwi", "--oracle", "script:plain.sh"]),
+            "--strategy diwi mutates the program, but a script oracle tests its own program",
+        ),
         (LOCSEQ, isolate(&["--time", "inf"]), "'inf' is not a duration"),
         (LOCSEQ, isolate(&["--time", "0"]), "'0' is not a duration"),
         (LOCSEQ, isolate(&["--crossover", "1.5"]), "--crossover must be between 0 and 1"),

@@ -99,25 +99,10 @@ pub struct IrMutation {
     pub function: String,
     /// The original instruction changed (or the one code was inserted before), as printed.
     pub instruction: String,
-    /// The change feeds a call to an output or abort function (see [`OUTPUT_FUNCTIONS`]).
-    pub touches_output: bool,
+    /// The functions the changed instruction calls or feeds with its value (empty for
+    /// structural edits): whether that is output is the caller's question.
+    pub feeds_calls: Vec<String>,
 }
-
-/// Calls whose arguments are what the program shows: changing them may hide a bug's
-/// symptom rather than avoid it.
-pub const OUTPUT_FUNCTIONS: &[&str] = &[
-    "printf",
-    "fprintf",
-    "puts",
-    "putchar",
-    "fputs",
-    "write",
-    "abort",
-    "exit",
-    "__assert_fail",
-    "transparent_crc",
-    "transparent_crc_bytes",
-];
 
 /// Where an edit applies: an instruction and, for operand edits, which operand.
 #[derive(Debug, Clone, Copy)]
@@ -261,7 +246,7 @@ unsafe fn attempt(parsed: &Parsed, edit: IrEdit, index: usize, salt: u64) -> Opt
     let block = LLVMGetInstructionParent(site.inst);
     let function = walk::name_of(LLVMGetBasicBlockParent(block));
     let instruction = walk::print_value(site.inst);
-    let touches_output = !edit.is_structural() && touches_output(site.inst);
+    let feeds_calls = if edit.is_structural() { Vec::new() } else { calls_fed(site.inst) };
     let applied = if edit.is_structural() {
         structural::apply(parsed, edit, site, salt)
     } else {
@@ -273,17 +258,17 @@ unsafe fn attempt(parsed: &Parsed, edit: IrEdit, index: usize, salt: u64) -> Opt
     // Printed once more from a parse: the `; preds =` comments follow use-list order, which
     // an edit leaves different from what a parse of its text gives.
     let text = Parsed::new(parsed.print().as_bytes()).ok()?.print();
-    Some(IrMutation { text, function, instruction, touches_output })
+    Some(IrMutation { text, function, instruction, feeds_calls })
 }
 
-unsafe fn is_output_call(value: LLVMValueRef) -> bool {
+unsafe fn called(value: LLVMValueRef) -> Option<String> {
     if LLVMIsAInstruction(value).is_null() {
-        return false;
+        return None;
     }
-    walk::callee(value).is_some_and(|f| OUTPUT_FUNCTIONS.contains(&walk::name_of(f).as_str()))
+    walk::callee(value).map(|f| walk::name_of(f))
 }
 
-/// The instruction is an output call (its operands change) or feeds one.
-unsafe fn touches_output(inst: LLVMValueRef) -> bool {
-    is_output_call(inst) || walk::users(inst).into_iter().any(|u| is_output_call(u))
+/// The callee of the instruction (a call's operands change) and of every call it feeds.
+unsafe fn calls_fed(inst: LLVMValueRef) -> Vec<String> {
+    std::iter::once(inst).chain(walk::users(inst)).filter_map(|v| called(v)).collect()
 }

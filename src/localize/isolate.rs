@@ -15,7 +15,7 @@ use super::evidence::Evidence;
 use super::evidence::FailingEvidence;
 use super::files::FileFilter;
 use super::ga::{GaParams, GeneTable};
-use super::programs::{self, search_programs, Evaluator, Guidance, ProgramInput, ProgramSearch};
+use super::programs::{search_programs, Evaluator, Guidance, ProgramInput, ProgramSearch};
 use super::rank::{rank, stack_evidence, FileRank};
 use super::runner::Runner;
 use super::sbfl::{Aggregate, Formula};
@@ -137,6 +137,13 @@ impl IsolateOptions {
     /// an executable oracle script. Cheap: call it before any work.
     pub fn check(&self, catalog: &Catalog) -> Result<CheckedOptions> {
         catalog.set(&self.candidates).context("--candidates")?;
+        if self.strategy.mutates_programs() && matches!(self.oracle, OracleMode::Script(_)) {
+            bail!(Inapplicable(format!(
+                "--strategy {} mutates the program, but a script oracle tests its own program, not the mutants: \
+                 use --oracle auto, crash, invalid-ir or wrong-code",
+                self.strategy.name()
+            )));
+        }
         let pattern = match &self.pattern {
             Some(p) => {
                 Some(regex::Regex::new(p).with_context(|| format!("--pattern '{p}' is not a regular expression"))?)
@@ -324,11 +331,8 @@ pub fn isolate(
     let original = runner.text(buggy)?;
     progress.phase(&format!("reproducing the failure of {original}"));
     let oracle = establish_oracle(&mut runner, &original, opts, checked)?;
-    if opts.strategy.mutates_programs() {
-        if program.is_none() {
-            bail!("--strategy {:?} mutates the program, and none was given", opts.strategy);
-        }
-        programs::check_oracle(&oracle).map_err(|e| Inapplicable(e.to_string()))?;
+    if opts.strategy.mutates_programs() && program.is_none() {
+        bail!("--strategy {} mutates the program, and none was given", opts.strategy.name());
     }
     runner.verify = oracle.verify_each();
     let mut notes = Vec::new();

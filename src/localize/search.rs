@@ -43,6 +43,11 @@ pub enum Strategy {
 }
 
 impl Strategy {
+    /// The name `--strategy` takes.
+    pub fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self).map_or_else(String::new, |v| v.get_name().to_string())
+    }
+
     pub fn constrained(self) -> bool {
         matches!(self, Strategy::Cga | Strategy::Random | Strategy::Configs)
     }
@@ -78,7 +83,6 @@ pub struct Witness {
     pub similarity: f64,
     pub file_jaccard: f64,
     /// A witness program: how it differs from the failing program.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mutation: Option<String>,
 }
 
@@ -98,7 +102,6 @@ pub struct SearchStats {
     /// Other failures by kind and signature, for the report.
     pub other_kinds: HashMap<String, usize>,
     /// What a witness-program search counted.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub programs: Option<super::programs::search::ProgramStats>,
 }
 

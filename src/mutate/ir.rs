@@ -22,7 +22,7 @@
 
 use rand::Rng;
 
-use super::witness::{Mutant, Mutator, RuleClass, RuleInfo};
+use super::witness::{Mutant, Mutator, RuleClass, RuleInfo, OUTPUT_CALLS};
 use crate::llvm::{mutate_ir, ConstChange, IrEdit, IrFlag, UnaryWrap};
 
 pub use crate::llvm::ir_text_of;
@@ -129,7 +129,7 @@ impl Mutator for IrMutator {
             description: format!("{} in @{}: {}", info.name, m.function, shorten(&m.instruction, 80)),
             line: line_in(program, &m.function, &m.instruction),
             text: m.text,
-            touches_output: m.touches_output,
+            touches_output: m.feeds_calls.iter().any(|c| OUTPUT_CALLS.contains(&c.as_str())),
         }))
     }
 }

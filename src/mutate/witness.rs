@@ -51,6 +51,25 @@ impl RuleClass {
     }
 }
 
+/// Functions whose arguments are what a program shows, its output and its own checks: a
+/// change there could pass by hiding the bug's symptom (C calls and IR callees alike).
+pub const OUTPUT_CALLS: &[&str] = &[
+    "printf",
+    "fprintf",
+    "puts",
+    "putchar",
+    "fputs",
+    "write",
+    "transparent_crc",
+    "transparent_crc_bytes",
+    "platform_main_end",
+    "abort",
+    "__builtin_abort",
+    "exit",
+    "assert",
+    "__assert_fail",
+];
+
 /// A rule's name and class, as a backend's table lists them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RuleInfo {
@@ -69,10 +88,9 @@ pub struct Mutant {
     /// The 1-based line of the original where the change is (RecBi's per-line cap on
     /// structural witnesses counts these).
     pub line: usize,
-    /// The change is inside what the program prints or its abort checks (arguments of
-    /// `printf`, `transparent_crc`, `__builtin_abort`'s guard is not one): such a mutant
-    /// could pass by hiding the bug's symptom, so it is never a witness (DiWi's fake-pass
-    /// guard).
+    /// The change is inside what the program prints or checks (an argument of one of
+    /// [`OUTPUT_CALLS`]; the condition guarding an `abort` is not one): such a mutant could
+    /// pass by hiding the bug's symptom, so it is never a witness (DiWi's fake-pass guard).
     pub touches_output: bool,
 }
 

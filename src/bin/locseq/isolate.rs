@@ -189,6 +189,21 @@ fn print_report(i: &Isolation, top: usize) -> Result<()> {
         s.other_failures,
         s.best_similarity
     )?;
+    if let Some(p) = &s.programs {
+        let refused: Vec<String> = p.refused.iter().map(|(r, n)| format!("{n} {}", r.as_str())).collect();
+        ctos::outln!(
+            "programs:  {} rules drawn ({} without a site, {} touching output, {} duplicates), mutation order {}; refused: {}",
+            p.attempts,
+            p.not_applicable,
+            p.touches_output,
+            p.duplicates,
+            p.order,
+            if refused.is_empty() { "none".to_string() } else { refused.join(", ") }
+        )?;
+        for w in i.witnesses.iter().filter_map(|w| w.mutation.as_deref().map(|m| (m, w.similarity))).take(3) {
+            ctos::outln!("witness:   {} (similarity {:.3})", shorten(w.0, 90), w.1)?;
+        }
+    }
     ctos::outln!("coverage:  the failing run covers {} elements in {} files", i.failing_elements, i.failing_files)?;
     ctos::outln!(
         "time:      {:.1} s (reproduce and reduce {:.1} s)\n",

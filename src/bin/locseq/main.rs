@@ -16,11 +16,12 @@ use clap::{Parser, Subcommand};
     long_about = "Localize LLVM optimization-sequence bugs to LLVM source files.\n\n\
 Given a program and a pass sequence that makes the linked LLVM fail, locseq reduces the \
 sequence, searches for nearby sequences that do not fail (LocSeq's constrained genetic \
-algorithm), records LLVM's own coverage of every run, and ranks LLVM source files by \
-spectrum-based fault localization.",
+algorithm) or for mutants of the program that do not fail (DiWi, RecBi), records LLVM's own \
+coverage of every run, and ranks LLVM source files by spectrum-based fault localization.",
     after_help = "Examples:\n  locseq isolate seq.txt bug.ll --llvm-arg=-slp-threshold=-99999\n  \
 locseq isolate seq.txt repro.ll --driver driver.ll --oracle wrong-code --time 60 --json out.json\n  \
-locseq eval ../shared/bench --strategy cga --strategy random --time 120"
+locseq isolate seq.txt repro.c --strategy recbi --time 120\n  \
+locseq eval ../shared/bench --strategy cga --strategy diwi --strategy recbi --strategy mixed --time 120"
 )]
 struct Cli {
     #[command(subcommand)]

@@ -13,7 +13,7 @@ pub mod search;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result};
 use serde::Serialize;
 
 pub use search::{search_programs, Guidance, ProgramSearch};
@@ -106,6 +106,17 @@ pub enum Refusal {
     Undefined,
     /// LLVM refused the pipeline on it.
     Rejected,
+}
+
+impl Refusal {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::Invalid => "invalid",
+            Refusal::Shows => "shows",
+            Refusal::Undefined => "undefined",
+            Refusal::Rejected => "rejected",
+        }
+    }
 }
 
 /// Judges mutants: builds each one's module, runs it unoptimized when the oracle compares
@@ -286,15 +297,4 @@ impl Evaluator<'_> {
         }
         Ok(())
     }
-}
-
-/// Refuse an oracle the program search cannot apply to mutants.
-pub fn check_oracle(oracle: &Oracle) -> Result<()> {
-    if oracle.script.is_some() {
-        bail!(
-            "witness programs need ctos's own oracle: a script oracle tests its own program, not the mutants \
-             (use --oracle auto, crash, invalid-ir or wrong-code)"
-        );
-    }
-    Ok(())
 }

@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use rand::{Rng, RngExt};
 
 use super::ast::{Kind, NodeId, Tu};
-use super::witness::{line_of, Mutant, Mutator, RuleInfo};
+use super::witness::{line_of, Mutant, Mutator, RuleInfo, OUTPUT_CALLS};
 use super::Edit;
 
 /// DiWi's 132 rules; slot `i` is the paper's rule `i + 1`.
@@ -39,23 +39,6 @@ pub trait Rule: Send + Sync {
     /// (no variable of a compatible type to rename to, say).
     fn edits(&self, tu: &Tu, site: NodeId, rng: &mut dyn Rng) -> Option<Vec<Edit>>;
 }
-
-/// Calls whose arguments are what a program shows: its output and its own checks.
-pub(crate) const OUTPUT_CALLS: &[&str] = &[
-    "printf",
-    "fprintf",
-    "puts",
-    "putchar",
-    "fputs",
-    "write",
-    "transparent_crc",
-    "transparent_crc_bytes",
-    "platform_main_end",
-    "abort",
-    "__builtin_abort",
-    "exit",
-    "assert",
-];
 
 /// Whether byte range `start..end` lies inside a call to an output function.
 pub fn in_output_call(tu: &Tu, start: usize, end: usize) -> bool {

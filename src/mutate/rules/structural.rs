@@ -8,11 +8,11 @@ use std::sync::Arc;
 use rand::seq::{IndexedRandom, SliceRandom};
 use rand::{Rng, RngExt};
 
-use super::{Rule, OUTPUT_CALLS};
+use super::Rule;
 use crate::mutate::ast::{Kind, NodeId, Shape, Tu};
 use crate::mutate::ingredients::{Corpus, FreeVar, Ingredient, IngredientKind};
 use crate::mutate::scope::{statements, visible, Var};
-use crate::mutate::witness::{RuleClass, RuleInfo};
+use crate::mutate::witness::{RuleClass, RuleInfo, OUTPUT_CALLS};
 use crate::mutate::Edit;
 
 /// Ingredients tried per site before it is given up: most fit any site with an integer.
