@@ -193,6 +193,14 @@ PipelineTuningOptions optTuning() {
 // Run `Passes` on `Mod`: an error only when LLVM rejects the text; whatever the passes do
 // wrong ends the process (the caller is a sandboxed child).
 Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int Verify, const CtosPassWatch *Watch) {
+  // A function's subtarget (with the target's legalizer and lowering tables) is built on
+  // first use, inside whichever pass asks first: a run whose culprit asks records the
+  // construction, a run whose earlier pass asked does not, and spectra would blame the
+  // target's constructors. Built here, before any pass, it is in no pass's trace.
+  if (Machine)
+    for (Function &F : Mod)
+      if (!F.isDeclaration())
+        (void)Machine->getSubtargetImpl(F);
   PassInstrumentationCallbacks PIC;
   PassBuilder PB(Machine, optTuning(), std::nullopt, &PIC);
   LoopAnalysisManager LAM;

@@ -185,12 +185,14 @@ impl Evaluator<'_> {
     fn judge_with_limit(&mut self, texts: &[String]) -> Result<Vec<Judged>> {
         let n = texts.len();
         let mut out: Vec<Option<Judged>> = (0..n).map(|_| None).collect();
+        // C mutants as files: clang compiles them, and the sanitizers build them again.
+        let paths = match self.input.kind {
+            ProgramKind::Ir => Vec::new(),
+            ProgramKind::C => self.write_sources(texts)?,
+        };
         let bytes: Vec<Result<Vec<u8>, String>> = match self.input.kind {
             ProgramKind::Ir => texts.iter().map(|t| Ok(t.as_bytes().to_vec())).collect(),
-            ProgramKind::C => {
-                let paths = self.write_sources(texts)?;
-                self.timed("compile", |e| e.input.frontend.compile_many(&paths, e.pool.jobs()))
-            }
+            ProgramKind::C => self.timed("compile", |e| e.input.frontend.compile_many(&paths, e.pool.jobs())),
         };
         let mut work: Vec<(IrModule, JobSpec)> = Vec::new();
         let mut index = Vec::new();
@@ -225,7 +227,7 @@ impl Evaluator<'_> {
             self.timed("optimize", |e| e.optimize(&mut work, &index, None, &mut out))?;
         }
         if compares && self.input.kind == ProgramKind::C {
-            self.timed("ub-screening", |e| e.screen_passing(texts, &mut out))?;
+            self.timed("ub-screening", |e| e.screen_passing(&paths, &mut out));
         }
         Ok(out.into_iter().map(|j| j.expect("every mutant judged")).collect())
     }
@@ -282,12 +284,11 @@ impl Evaluator<'_> {
 
     /// UBSan and ASan on every passing C mutant: undefined behaviour makes any output
     /// "agree" (spec diwi.md §9).
-    fn screen_passing(&mut self, texts: &[String], out: &mut [Option<Judged>]) -> Result<()> {
-        let passing: Vec<usize> = (0..texts.len()).filter(|&i| matches!(out[i], Some(Judged::Passes(_)))).collect();
+    fn screen_passing(&mut self, sources: &[PathBuf], out: &mut [Option<Judged>]) {
+        let passing: Vec<usize> = (0..sources.len()).filter(|&i| matches!(out[i], Some(Judged::Passes(_)))).collect();
         if passing.is_empty() {
-            return Ok(());
+            return;
         }
-        let sources = self.write_sources(texts)?;
         let chosen: Vec<PathBuf> = passing.iter().map(|&i| sources[i].clone()).collect();
         let verdicts = screen_many(&chosen, &self.screen, self.pool.jobs());
         for (&i, verdict) in passing.iter().zip(verdicts) {
@@ -295,6 +296,5 @@ impl Evaluator<'_> {
                 out[i] = Some(Judged::Invalid(Refusal::Undefined));
             }
         }
-        Ok(())
     }
 }
