@@ -312,6 +312,18 @@ pub fn isolate(
 ) -> Result<Isolation> {
     let started = Instant::now();
     let mut checked = opts.check(catalog)?;
+    if opts.strategy.mutates_programs() && program.is_none() {
+        bail!("--strategy {} mutates the program, and none was given", opts.strategy.name());
+    }
+    // The agent in an external opt reads its one program when it starts: a mutant would
+    // not reach it.
+    if opts.strategy.mutates_programs() && pool.external_opt().is_some() {
+        bail!(Inapplicable(format!(
+            "--strategy {} runs mutants of the program, which an external opt (--opt) cannot be given yet: \
+             use the linked LLVM, or a sequence strategy",
+            opts.strategy.name()
+        )));
+    }
     let opt = pool.opt_path();
     if let Some(script) = checked.script.as_mut() {
         script.opt = opt.clone();
@@ -331,9 +343,6 @@ pub fn isolate(
     let original = runner.text(buggy)?;
     progress.phase(&format!("reproducing the failure of {original}"));
     let oracle = establish_oracle(&mut runner, &original, opts, checked)?;
-    if opts.strategy.mutates_programs() && program.is_none() {
-        bail!("--strategy {} mutates the program, and none was given", opts.strategy.name());
-    }
     runner.verify = oracle.verify_each();
     let mut notes = Vec::new();
     let mut current = buggy.clone();
