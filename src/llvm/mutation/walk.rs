@@ -8,37 +8,22 @@ use inkwell::llvm_sys::core::*;
 use inkwell::llvm_sys::prelude::*;
 use inkwell::llvm_sys::{LLVMOpcode, LLVMTypeKind};
 
+/// The items of one of the C API's intrusive lists, from `first` along `next` to null.
+unsafe fn list<T>(first: *mut T, next: unsafe extern "C" fn(*mut T) -> *mut T) -> Vec<*mut T> {
+    std::iter::successors(Some(first).filter(|p| !p.is_null()), |&p| Some(next(p)).filter(|n| !n.is_null())).collect()
+}
+
 /// Functions with a body, in module order.
 pub(super) unsafe fn defined_functions(module: LLVMModuleRef) -> Vec<LLVMValueRef> {
-    let mut out = Vec::new();
-    let mut f = LLVMGetFirstFunction(module);
-    while !f.is_null() {
-        if LLVMIsDeclaration(f) == 0 {
-            out.push(f);
-        }
-        f = LLVMGetNextFunction(f);
-    }
-    out
+    list(LLVMGetFirstFunction(module), LLVMGetNextFunction).into_iter().filter(|&f| LLVMIsDeclaration(f) == 0).collect()
 }
 
 pub(super) unsafe fn blocks(function: LLVMValueRef) -> Vec<LLVMBasicBlockRef> {
-    let mut out = Vec::new();
-    let mut b = LLVMGetFirstBasicBlock(function);
-    while !b.is_null() {
-        out.push(b);
-        b = LLVMGetNextBasicBlock(b);
-    }
-    out
+    list(LLVMGetFirstBasicBlock(function), LLVMGetNextBasicBlock)
 }
 
 pub(super) unsafe fn instructions(block: LLVMBasicBlockRef) -> Vec<LLVMValueRef> {
-    let mut out = Vec::new();
-    let mut i = LLVMGetFirstInstruction(block);
-    while !i.is_null() {
-        out.push(i);
-        i = LLVMGetNextInstruction(i);
-    }
-    out
+    list(LLVMGetFirstInstruction(block), LLVMGetNextInstruction)
 }
 
 /// Every instruction of every defined function, in module order: the order sites are
