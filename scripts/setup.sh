@@ -14,6 +14,8 @@ PACKAGES=(
   llvm-22-dev clang-22 libclang-22-dev llvm-22-tools libpolly-22-dev libclang-rt-22-dev
   llvm-19-dev clang-19 libclang-19-dev llvm-19-tools libpolly-19-dev libclang-rt-19-dev
   libzstd-dev csmith libcsmith-dev cvise python3 python3-pip
+  # Headless browser: the tests load the HTML reports in it and read its console.
+  chromium
   # For agents (`--opt`) built against LLVMs that use libc++, like the LLVM 23 below.
   libc++-22-dev libc++abi-22-dev
 )

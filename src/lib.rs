@@ -9,6 +9,7 @@ pub mod cli;
 pub mod coverage;
 pub mod embed;
 pub mod fuzz;
+pub mod html;
 pub mod llvm;
 pub mod localize;
 pub mod mutate;

@@ -28,6 +28,15 @@ macro_rules! out {
     }};
 }
 
+/// `text` cut to at most `max` characters, the cut marked with `…`: template arguments
+/// and long messages make tables unreadable (`--json` keeps them whole).
+pub fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max.saturating_sub(1)) {
+        Some((at, _)) if text.chars().count() > max => format!("{}…", &text[..at]),
+        _ => text.to_string(),
+    }
+}
+
 /// Bumped when a record type loses or renames a key.
 pub const FORMAT: u32 = 1;
 
@@ -69,4 +78,16 @@ pub fn begin(tool: &str, seed: Option<u64>, opt: Option<&ExternalOpt>) -> Result
         command: std::env::args().collect(),
     };
     emit("begin", &begin)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shorten_cuts_long_text_to_its_limit_with_a_mark_and_leaves_short_text_alone() {
+        assert_eq!(super::shorten("llvm::Foo<int>::bar", 10), "llvm::Foo…");
+        assert_eq!(super::shorten("llvm::Foo<int>::bar", 10).chars().count(), 10);
+        assert_eq!(super::shorten("short", 10), "short");
+        assert_eq!(super::shorten("exactly10!", 10), "exactly10!");
+        assert_eq!(super::shorten("ümläüte ünd mehr", 5), "ümlä…");
+    }
 }

@@ -201,6 +201,13 @@ fn cases() -> Vec<(&'static str, Vec<String>, &'static str)> {
         (LOCSEQ, isolate(&["--pattern", "("]), "--pattern '(' is not a regular expression"),
         (LOCSEQ, isolate(&["--candidates", "bogus"]), "--candidates: unknown pass set 'bogus'"),
         (LOCSEQ, isolate(&["--granularity", "files"]), "invalid value 'files' for '--granularity"),
+        (LOCSEQ, isolate(&["--html", "no-such-dir/page.html"]), "the folder no-such-dir does not exist"),
+        (LOCSEQ, isolate(&["--html", "progs"]), "is a folder; give a file name"),
+        (LOCSEQ, s(&["isolate", &seq]), "give the program after the sequence file"),
+        (LOCSEQ, s(&["isolate", "progs"]), "progs is a folder but not a bug folder"),
+        (LOCSEQ, s(&["isolate", &bench("191714", "."), &repro]), "is a bug folder, which brings its program"),
+        (CTOS, s(&["report", "progs", "--html", "page.html"]), "progs holds no campaign"),
+        (CTOS, s(&["report", "progs", "--html", "no-such-dir/page.html"]), "the folder no-such-dir does not exist"),
         (
             LOCSEQ,
             s(&["isolate", "clean.txt", &repro, "--llvm-arg=-slp-threshold=-99999", "--time", "5"]),

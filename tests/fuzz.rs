@@ -186,12 +186,23 @@ fn an_interrupted_campaign_resumes_without_losing_or_redoing_pairs() {
         assert!(start.elapsed() < Duration::from_secs(120), "the campaign made no progress");
         assert!(child.try_wait().unwrap().is_none(), "the campaign ended before it could be interrupted");
     }
+    // Its page, while it runs: read-only, as of the last commit.
+    let page = work.path().join("running.html");
+    let (code, _, stderr) = ctos(&["report", out.to_str().unwrap(), "--html", page.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("running, or interrupted"), "{html}");
     child.kill().unwrap();
     child.wait().unwrap();
     let before = committed_pairs(&out);
     assert!(before.len() < 24, "killed too late to test anything ({} pairs)", before.len());
     let (code, _, stderr) = ctos(&["fuzz", "--resume", out.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
+    // The resumed run is a second line of throughput.
+    let (code, _, stderr) = ctos(&["report", out.to_str().unwrap(), "--html", page.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("run 1") && html.contains("run 2") && html.contains("finished"), "{html}");
     let after = committed_pairs(&out);
     assert_eq!(after.len(), 24, "every pair of the plan is there");
     assert_eq!(pairs_in(&out), 24);
@@ -260,10 +271,25 @@ fn two_shards_merged_equal_one_unsharded_campaign_on_the_same_plan() {
     for b in merged_report["bugs"].as_array().unwrap() {
         assert!(merged.join(b["dir"].as_str().unwrap()).join("README.md").exists(), "{b}");
     }
-    // Reading a campaign changes nothing in it.
+    // Reading a campaign changes nothing in it, its page neither.
     let db = std::fs::read(merged.join("campaign.sqlite")).unwrap();
     report(&merged);
+    let pages = [work.path().join("whole.html"), work.path().join("merged.html")];
+    for (dir, page) in [(work.path().join("whole"), &pages[0]), (merged.clone(), &pages[1])] {
+        let (code, _, stderr) = ctos(&["report", dir.to_str().unwrap(), "--html", page.to_str().unwrap()]);
+        assert_eq!(code, 0, "{stderr}");
+    }
     assert!(std::fs::read(merged.join("campaign.sqlite")).unwrap() == db, "ctos report changed the store");
+    // The merged page counts the shards' failures by kind and pass as the whole campaign's does,
+    // and draws each shard's throughput.
+    let failures_table = |page: &Path| {
+        let html = std::fs::read_to_string(page).unwrap();
+        let start = html.find("<table id=\"failures\"").expect("a failures table");
+        html[start..start + html[start..].find("</table>").unwrap()].to_string()
+    };
+    assert_eq!(failures_table(&pages[1]), failures_table(&pages[0]));
+    let merged_html = std::fs::read_to_string(&pages[1]).unwrap();
+    assert!(merged_html.contains("shard 0/2, run 1") && merged_html.contains("shard 1/2, run 1"), "{merged_html}");
     // A shard merged twice, or a folder merged into a used one, is refused.
     let again = work.path().join("again");
     let (code, _, stderr) =
@@ -504,4 +530,154 @@ fn a_hermes_campaign_tests_emi_variants_that_print_their_seeds_output() {
     assert_eq!(code, 0, "{stderr}");
     let made = std::fs::read_to_string(again.join(format!("variant-{variant:02}.c"))).unwrap();
     assert_eq!(made, std::fs::read_to_string(out.join(format!("programs/{name}.c"))).unwrap());
+}
+
+/// A development bug of the linked LLVM for a campaign to find: its program, pipelines
+/// that hit it, the LLVM options it needs, its oracle kind and its fix file.
+struct DevBug {
+    id: &'static str,
+    sequences: &'static str,
+    llvm_args: &'static [&'static str],
+    oracle: &'static str,
+    fix_file: &'static str,
+}
+
+#[cfg(feature = "llvm22")]
+const DEV_BUG: DevBug = DevBug {
+    id: "191714",
+    sequences: "forceattrs,lower-expect,slp-vectorizer,globaldce\nslp-vectorizer,constmerge\nsroa,gvn\n",
+    llvm_args: &["--llvm-arg=-slp-threshold=-99999"],
+    oracle: "invalid-ir",
+    fix_file: "llvm/lib/Transforms/Vectorize/SLPVectorizer.cpp",
+};
+
+#[cfg(feature = "llvm19")]
+const DEV_BUG: DevBug = DevBug {
+    id: "147869",
+    sequences: "loop-simplifycfg\nsroa,loop-simplifycfg,gvn\nsroa,gvn\n",
+    llvm_args: &[],
+    oracle: "crash",
+    fix_file: "llvm/lib/Transforms/Scalar/LoopSimplifyCFG.cpp",
+};
+
+fn locseq(args: &[&str]) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_locseq")).args(args).output().expect("run locseq");
+    assert_eq!(out.status.code(), Some(0), "locseq {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn of_type<'a>(records: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    records.iter().filter(|r| r["type"] == kind).collect()
+}
+
+fn assert_loads_cleanly(page: &Path, table: &str) {
+    let loaded = common::load_in_chromium(page);
+    assert!(loaded.console.is_empty(), "{}: {:?}", page.display(), loaded.console);
+    assert!(loaded.dom.contains(&format!("id=\"{table}\"")), "{}: no table {table}", page.display());
+    let html = std::fs::read_to_string(page).unwrap();
+    // (SVG's xmlns names a namespace; nothing is fetched from it.)
+    for outside in ["src=\"http", "href=\"http", "<script", "<link", "url(", "@import"] {
+        assert!(!html.contains(outside), "{}: the page refers outside itself ({outside})", page.display());
+    }
+}
+
+/// A real campaign's page holds what `ctos report --json` says and loads cleanly; its bug
+/// folder goes straight into `locseq isolate`, which ranks as the long command does, and
+/// the isolation's page holds what its `--json` says.
+#[test]
+fn a_campaign_and_its_bugs_localization_as_pages_and_the_bug_folder_handed_to_locseq() {
+    use common::{bug, html_escaped};
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    std::fs::copy(bug(DEV_BUG.id, "repro.ll"), programs.join("bug.ll")).unwrap();
+    std::fs::copy(root().join("examples/sum.c"), programs.join("sum.c")).unwrap();
+    let sequences = work.path().join("sequences.txt");
+    std::fs::write(&sequences, DEV_BUG.sequences).unwrap();
+    let out = work.path().join("campaign");
+    let (code, _, stderr) = fuzz_fixed(&out, &programs, &sequences, DEV_BUG.llvm_args);
+    assert_eq!(code, 0, "{stderr}");
+
+    let page = work.path().join("campaign.html");
+    let (code, _, stderr) = ctos(&["report", out.to_str().unwrap(), "--html", page.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let r = report(&out);
+    let html = std::fs::read_to_string(&page).unwrap();
+    for (label, key) in [("pairs", "pairs"), ("programs tested", "programs_tested"), ("failures", "failures")] {
+        let cell = format!("<td>{label}</td><td class=\"num\">{}</td>", r[key]);
+        assert!(html.contains(&cell), "{cell} missing");
+    }
+    let bugs = r["bugs"].as_array().unwrap();
+    assert!(html.contains(&format!("<td>unique bugs</td><td class=\"num\">{}</td>", bugs.len())));
+    assert_eq!(bugs.len(), 1, "{bugs:?}");
+    for b in bugs {
+        for key in ["reduced", "signature", "localize", "kind"] {
+            let text = html_escaped(b[key].as_str().unwrap());
+            assert!(html.contains(&text), "{key} {text} missing");
+        }
+        assert!(html.contains(&format!("<td class=\"num\">{}</td>", b["count"])), "count {} missing", b["count"]);
+        assert!(html.contains(&format!("campaign/{}/\"", b["dir"].as_str().unwrap())), "no link to {}", b["dir"]);
+    }
+    assert!(html.matches("<svg").count() >= 4, "throughput, bugs, failures by pass and by kind");
+    assert_loads_cleanly(&page, "bugs");
+    // The check above can fail: a page with a script error is caught.
+    let broken = work.path().join("broken.html");
+    std::fs::write(&broken, "<html><body><table id=\"bugs\"></table><script>nope();</script></body></html>").unwrap();
+    assert!(!common::load_in_chromium(&broken).console.is_empty(), "a console error went unseen");
+
+    let folder = out.join(bugs[0]["dir"].as_str().unwrap());
+    let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+    assert!(readme.contains("```sh\nlocseq isolate .\n```"), "{readme}");
+    let budget = ["--max-evals", "150", "--time", "600", "-j", "2", "--json"];
+    let isolation_page = work.path().join("isolation.html");
+    let mut args = vec!["isolate", folder.to_str().unwrap(), "--html", isolation_page.to_str().unwrap()];
+    args.extend_from_slice(&budget);
+    let handed = locseq(&args);
+    let reduced = folder.join("reduced.txt");
+    let program = folder.join("program.ll");
+    let mut args = vec!["isolate", reduced.to_str().unwrap(), program.to_str().unwrap(), "--oracle", DEV_BUG.oracle];
+    args.extend_from_slice(DEV_BUG.llvm_args);
+    args.extend_from_slice(&budget);
+    let typed = locseq(&args);
+
+    let (a, b) = (of_type(&handed, "summary")[0], of_type(&typed, "summary")[0]);
+    for key in ["failure", "reduced"] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+    assert_eq!(a["culprit"]["pass"], b["culprit"]["pass"]);
+    let files = |records: &[Value]| -> Vec<String> {
+        of_type(records, "file").iter().map(|f| f["path"].as_str().unwrap().to_string()).collect()
+    };
+    let (handed_files, typed_files) = (files(&handed), files(&typed));
+    assert_eq!(handed_files[0], DEV_BUG.fix_file);
+    assert_eq!(typed_files[0], DEV_BUG.fix_file);
+    // Coverage of one run varies by a few elements in thousands between runs (LLVM's
+    // pointer-keyed maps), so near-equal scores may swap: the same files lead, in nearly
+    // the same order.
+    for file in handed_files.iter().take(10) {
+        assert!(typed_files.iter().take(20).any(|f| f == file), "{file}: {handed_files:?} vs {typed_files:?}");
+    }
+
+    let html = std::fs::read_to_string(&isolation_page).unwrap();
+    let stats = &a["stats"];
+    for (label, key) in [("evaluations", "evaluations"), ("bug-free (witnesses)", "passing")] {
+        let cell = format!("<td>{label}</td><td class=\"num\">{}</td>", stats[key]);
+        assert!(html.contains(&cell), "{cell} missing");
+    }
+    for f in of_type(&handed, "file").iter().take(20) {
+        let row = format!(
+            "{:.4}</span></td><td class=\"num\">{}</td><td>{}</td>",
+            f["score"].as_f64().unwrap(),
+            f["elements"],
+            f["path"].as_str().unwrap()
+        );
+        assert!(html.contains(&row), "{row} missing");
+    }
+    let closest = of_type(&handed, "witness")[0]["similarity"].as_f64().unwrap();
+    assert!(html.contains(&format!("{closest:.3}</span>")), "closest witness {closest:.3} missing");
+    let history = &a["history"];
+    assert_eq!(history["progress"].as_array().unwrap().last().unwrap()["evaluations"], stats["evaluations"]);
+    assert_eq!(history["files"][0], DEV_BUG.fix_file);
+    assert!(history["scores"].as_array().unwrap().len() >= 2, "scores over time: {history}");
+    assert_loads_cleanly(&isolation_page, "ranking");
 }

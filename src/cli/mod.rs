@@ -22,6 +22,20 @@ use crate::sandbox::Limits;
 pub struct InputArgs {
     /// Test program: LLVM IR (.ll), bitcode (.bc) or C (.c, compiled with clang).
     pub program: PathBuf,
+    #[command(flatten)]
+    pub options: InputOptions,
+}
+
+impl InputArgs {
+    pub fn spec(&self) -> Result<SubjectSpec> {
+        self.options.spec(&self.program)
+    }
+}
+
+/// How to turn a program into IR and run LLVM on it, for commands that may take the
+/// program from elsewhere (a bug folder).
+#[derive(clap::Args, Debug, Clone)]
+pub struct InputOptions {
     /// IR module linked in after optimization, before execution (a `main` that calls the
     /// optimized code, like the driver.ll of many LLVM bug reports).
     #[arg(long, value_name = "FILE.ll")]
@@ -44,11 +58,11 @@ pub struct InputArgs {
     pub opt: Option<PathBuf>,
 }
 
-impl InputArgs {
-    pub fn spec(&self) -> Result<SubjectSpec> {
+impl InputOptions {
+    pub fn spec(&self, program: &std::path::Path) -> Result<SubjectSpec> {
         let opt = self.opt.as_deref().map(ExternalOpt::locate).transpose()?;
         let spec = SubjectSpec {
-            program: self.program.clone(),
+            program: program.to_path_buf(),
             driver: self.driver.clone(),
             frontend: CFrontend::with_flags(None, self.clang_args.as_deref()),
             llvm_args: self.llvm_args.clone(),

@@ -221,6 +221,9 @@ fn add_variant(c: &Campaign, l: &Loaded, bug: &BugRow, key: String, failure: &Fa
 "
         ),
     )?;
+    let outcome = serde_json::json!({ "kind": failure.kind, "signature": failure.signature, "pass": bug.pass });
+    let outcome = with_handoff(outcome, c, program, reduced);
+    std::fs::write(path.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
     let readme = c.dir.join(&bug.dir).join("README.md");
     let mut text = std::fs::read_to_string(&readme)?;
     if !text.contains("\n## Also seen as\n") {
@@ -273,11 +276,29 @@ fn write_bug_folder(
         "program": l.program.name,
         "program_origin": serde_json::from_str::<serde_json::Value>(&l.program.origin).ok(),
     });
+    let outcome = with_handoff(outcome, c, program, &bug.reduced);
     std::fs::write(dir.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
     let mut text = readme(c, bug, failure, last, program);
     text.push_str(&super::hermes::provenance(&l.program.origin).unwrap_or_default());
     std::fs::write(dir.join("README.md"), text)?;
     Ok(())
+}
+
+/// `outcome` with what `locseq isolate FOLDER` needs besides the folder's files: which
+/// program file, the reduced sequence, and how the campaign ran LLVM.
+fn with_handoff(mut outcome: serde_json::Value, c: &Campaign, program: &str, reduced: &str) -> serde_json::Value {
+    let facts = serde_json::json!({
+        "program_file": program,
+        "reduced": reduced,
+        "llvm_args": c.config.llvm_args,
+        "verify_each": c.config.verify_each,
+        "opt": c.opt.as_ref().map(|o| &o.opt),
+        "llvm_version": c.opt.as_ref().map_or_else(crate::llvm::version_string, |o| o.version.clone()),
+    });
+    if let (Some(o), serde_json::Value::Object(f)) = (outcome.as_object_mut(), facts) {
+        o.extend(f);
+    }
+    outcome
 }
 
 /// Write the IR the commands of a bug folder run into `dir`; returns its file name. With
@@ -356,7 +377,19 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &s
         "```\n\nWith ctos:\n\n```sh\nctos run {program} --passes {pipeline}{ctos_verify}{exec}{ctos_args}\n```\n\n\
          `original.txt` is the failing sequence before reduction, `outcome.json` the failure as recorded.\n"
     ));
+    let opt_path = c.opt.as_ref().map(|o| o.opt.as_path());
+    text.push_str(&format!(
+        "\n## Localize\n\nRank the LLVM source files to blame (program, reduced sequence, LLVM options and \
+         oracle come from this folder):\n\n```sh\n{}\n```\n",
+        localize_command(".", opt_path)
+    ));
     text
+}
+
+/// The `locseq isolate` command that localizes the bug in `folder`.
+pub(super) fn localize_command(folder: &str, opt: Option<&std::path::Path>) -> String {
+    let opt = opt.map(|o| format!(" --opt {}", shell_quote(&o.display().to_string()))).unwrap_or_default();
+    format!("locseq isolate {}{opt}", shell_quote(folder))
 }
 
 /// Reduce the bug's C program with cvise and keep the result beside the original.

@@ -5,7 +5,9 @@ use std::path::Path;
 
 use anyhow::{bail, Context as _, Result};
 
-use super::store::{BugRow, Store, VariantRow};
+use std::collections::BTreeMap;
+
+use super::store::{BugRow, FailureCount, Store, TimelineRow, VariantRow};
 use super::{open_campaign, CampaignConfig, DB};
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
@@ -85,14 +87,25 @@ pub fn merge(out: &Path, shards: &[&Path]) -> Result<()> {
 }
 
 fn write_merged(out: &Path, shards: &[Shard]) -> Result<()> {
-    let merged = Store::open(&out.join(DB))?;
+    let mut merged = Store::open(&out.join(DB))?;
     for key in ["config", "created", "llvm_version", "sequences"] {
         if let Some(value) = shards[0].store.get_meta(key)? {
             merged.set_meta(key, &value)?;
         }
     }
     let (mut pairs, mut programs_tested, mut failures) = (0, 0, 0);
+    let mut by_kind_and_pass: BTreeMap<(String, String), i64> = BTreeMap::new();
+    for kind in ["sequence", "program"] {
+        merged.save_selection(&shards[0].store.latest_selection(kind)?)?;
+    }
     for shard in shards {
+        let (i, n) = shard.config.shard;
+        for row in shard.store.timeline()? {
+            merged.add_timeline(&TimelineRow { run: format!("shard {i}/{n}, {}", row.run), ..row })?;
+        }
+        for f in failure_counts(&shard.store)? {
+            *by_kind_and_pass.entry((f.kind, f.pass)).or_insert(0) += f.count;
+        }
         let (p, t, f) = shard.store.counts()?;
         pairs += p;
         programs_tested += t;
@@ -132,7 +145,23 @@ fn write_merged(out: &Path, shards: &[Shard]) -> Result<()> {
     merged.set_meta("merged_pairs", &pairs.to_string())?;
     merged.set_meta("merged_programs_tested", &programs_tested.to_string())?;
     merged.set_meta("merged_failures", &failures.to_string())?;
+    let mut counts: Vec<FailureCount> =
+        by_kind_and_pass.into_iter().map(|((kind, pass), count)| FailureCount { kind, pass, count }).collect();
+    // In the order the store counts a campaign's own failures.
+    counts.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| (&a.kind, &a.pass).cmp(&(&b.kind, &b.pass))));
+    merged.set_meta(MERGED_FAILURE_COUNTS, &serde_json::to_string(&counts)?)?;
     let from: Vec<String> = shards.iter().map(|s| s.dir.display().to_string()).collect();
     merged.set_meta("merged_from", &from.join("\n"))?;
     Ok(())
+}
+
+const MERGED_FAILURE_COUNTS: &str = "merged_failure_counts";
+
+/// Failures by kind and culprit pass: counted from the store, or, for a merged campaign
+/// (which keeps no failures of its own), as the merge summed them over its shards.
+pub fn failure_counts(store: &Store) -> Result<Vec<FailureCount>> {
+    match store.get_meta(MERGED_FAILURE_COUNTS)? {
+        Some(json) => Ok(serde_json::from_str(&json)?),
+        None => store.failure_counts(),
+    }
 }

@@ -6,6 +6,7 @@ mod bugs;
 mod check;
 pub mod cvise;
 mod hermes;
+mod html;
 mod merge;
 mod pairs;
 mod plan;
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 
+pub use html::write_campaign_page;
 pub use merge::merge;
 pub use report::{print_report, BugReport};
 pub use stats::Stats;

@@ -9,12 +9,12 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::hermes::Candidate;
-use super::store::ProgramRow;
+use super::store::{ProgramRow, SelectionPoint};
 use super::{Campaign, Selection};
 use crate::embed::{doc2vec::Doc2VecParams, embed_programs, embed_sequences};
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::program::{generate_many, GenConfig, Generator};
-use crate::select::{random_select, select_representatives, XMeansParams};
+use crate::select::{project_2d, random_select, select_representatives, XMeansParams};
 use crate::seq::random::random_pool_excluding;
 use crate::seq::{render_with, Pass, Sequence};
 
@@ -79,9 +79,31 @@ fn plan_sequences(c: &mut Campaign, iteration: i64) -> Result<Vec<String>> {
     };
     let t = c.stats.spent("sequence embedding (doc2vec)", t);
     let chosen = choose(c.config.selection, &points, c.config.seq_select, derive(c.config.seed, iteration, 3));
+    save_projection(c, iteration, "sequence", &points, &chosen)?;
     let rendered = chosen.into_iter().map(|i| Ok(render_with(&candidates[i], &c.catalog, &render)?)).collect();
     c.stats.spent("selection (x-means)", t);
     rendered
+}
+
+/// Keep the pool's 2-D projection with the chosen ones marked, for `ctos report --html`
+/// (nothing when the selection embeds nothing).
+fn save_projection(c: &mut Campaign, iteration: i64, kind: &str, points: &[Vec<f32>], chosen: &[usize]) -> Result<()> {
+    if points.iter().all(Vec::is_empty) {
+        return Ok(());
+    }
+    let rows: Vec<SelectionPoint> = project_2d(points)
+        .into_iter()
+        .enumerate()
+        .map(|(i, (x, y))| SelectionPoint {
+            iteration,
+            kind: kind.to_string(),
+            item: i as i64,
+            x,
+            y,
+            selected: chosen.contains(&i),
+        })
+        .collect();
+    c.store.save_selection(&rows)
 }
 
 /// The reduced sequences of the campaign's bugs, as exclusion patterns: a pass whose
@@ -182,6 +204,7 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
     };
     let t = c.stats.spent("program embedding (region graphs, doc2vec)", t);
     let order = choose(c.config.selection, &points, c.config.prog_select, derive(c.config.seed, iteration, 6));
+    save_projection(c, iteration, "program", &points, &order)?;
     c.stats.spent("selection (x-means)", t);
     // Not screened for undefined behaviour here: only a wrong-code verdict depends on it (LLVM
     // must not crash on any program), so a program is screened when it has one (pairs.rs).

@@ -17,6 +17,8 @@ pub struct BugReport {
     /// Failing pairs that were this bug.
     pub count: i64,
     pub dir: String,
+    /// The command that localizes it (`locseq isolate` on its folder).
+    pub localize: String,
     /// Its other faces: failures with other signatures that cross-reproduce with it.
     pub variants: Vec<Variant>,
 }
@@ -55,8 +57,9 @@ pub fn campaign_report(dir: &Path) -> Result<CampaignReport> {
     let pairs = merged("merged_pairs")?.unwrap_or(pairs);
     let programs_tested = merged("merged_programs_tested")?.unwrap_or(programs_tested);
     let failures = merged("merged_failures")?.unwrap_or(failures);
-    let seed =
-        store.get_meta("config")?.and_then(|c| serde_json::from_str::<super::CampaignConfig>(&c).ok()).map(|c| c.seed);
+    let config = store.get_meta("config")?.and_then(|c| serde_json::from_str::<super::CampaignConfig>(&c).ok());
+    let seed = config.as_ref().map(|c| c.seed);
+    let opt = config.as_ref().and_then(|c| c.opt.clone());
     let variants = store.variants()?;
     let bugs: Vec<BugReport> = store
         .bugs()?
@@ -69,6 +72,7 @@ pub fn campaign_report(dir: &Path) -> Result<CampaignReport> {
             reduced: b.reduced,
             first_seen: b.first_seen.parse::<i64>().unwrap_or(created) - created,
             count: b.count,
+            localize: super::bugs::localize_command(&dir.join(&b.dir).display().to_string(), opt.as_deref()),
             dir: b.dir,
             variants: variants
                 .iter()
@@ -89,7 +93,7 @@ pub fn campaign_report(dir: &Path) -> Result<CampaignReport> {
     Ok(CampaignReport { summary, bugs })
 }
 
-fn duration(secs: i64) -> String {
+pub(super) fn duration(secs: i64) -> String {
     match secs {
         s if s < 60 => format!("{s}s"),
         s if s < 3600 => format!("{}m{:02}s", s / 60, s % 60),
@@ -122,10 +126,7 @@ pub fn print_report(dir: &Path, json: bool) -> Result<()> {
     }
     crate::outln!("{:>4}  {:<11} {:<24} {:>5}  {:>10}  signature", "bug", "type", "pass", "count", "first seen")?;
     for b in &r.bugs {
-        let mut signature = b.signature.clone();
-        if signature.chars().count() > 70 {
-            signature = signature.chars().take(69).collect::<String>() + "…";
-        }
+        let signature = crate::output::shorten(&b.signature, 70);
         crate::outln!(
             "{:>4}  {:<11} {:<24} {:>5}  {:>10}  {signature}",
             b.id,
@@ -135,6 +136,7 @@ pub fn print_report(dir: &Path, json: bool) -> Result<()> {
             duration(b.first_seen)
         )?;
         crate::outln!("{:>6}{}/  {}", "", b.dir, b.reduced)?;
+        crate::outln!("{:>6}localize: {}", "", b.localize)?;
         for v in &b.variants {
             crate::outln!("{:>6}also: {}  ({}/)", "", v.signature, v.dir)?;
         }

@@ -9,12 +9,18 @@ use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use super::store::Store;
+use super::store::{Store, TimelineRow};
+
+/// How often the campaign's progress is sampled into its store's timeline.
+const SAMPLE_EVERY_SECONDS: f64 = 5.0;
 
 pub struct Stats {
     pub iteration: i64,
     bar: ProgressBar,
     last_write: Instant,
+    last_sample: Option<Instant>,
+    /// This run's name in the timeline: when it started (unix seconds).
+    run: String,
     pairs_at_start: i64,
     /// Seconds this run spent per phase of the campaign (csmith, clang, testing …).
     phases: BTreeMap<&'static str, f64>,
@@ -58,6 +64,9 @@ impl Stats {
             iteration: 0,
             bar,
             last_write: Instant::now(),
+            last_sample: None,
+            // Milliseconds: a resume can follow an interruption within the second.
+            run: format!("{:.3}", unix_seconds()),
             pairs_at_start: store.counts()?.0,
             phases: BTreeMap::new(),
         })
@@ -140,19 +149,38 @@ impl Stats {
             write_json(dir, &s)?;
             self.last_write = Instant::now();
         }
+        if self.last_sample.is_none_or(|t| t.elapsed().as_secs_f64() >= SAMPLE_EVERY_SECONDS) {
+            self.sample(store, &s)?;
+        }
+        Ok(())
+    }
+
+    fn sample(&mut self, store: &Store, s: &Snapshot) -> Result<()> {
+        let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let row = TimelineRow { run: self.run.clone(), at, pairs: s.pairs, failures: s.failures, bugs: s.bugs as i64 };
+        store.add_timeline(&row)?;
+        self.last_sample = Some(Instant::now());
         Ok(())
     }
 
     pub fn write(&mut self, dir: &Path, store: &Store, started: Instant) -> Result<()> {
-        write_json(dir, &self.snapshot(store, started, false)?)?;
+        let s = self.snapshot(store, started, false)?;
+        write_json(dir, &s)?;
+        self.sample(store, &s)?;
         self.last_write = Instant::now();
         Ok(())
     }
 
     pub fn finish(&mut self, dir: &Path, store: &Store, started: Instant) -> Result<()> {
         self.bar.finish_and_clear();
-        write_json(dir, &self.snapshot(store, started, true)?)
+        let s = self.snapshot(store, started, true)?;
+        self.sample(store, &s)?;
+        write_json(dir, &s)
     }
+}
+
+fn unix_seconds() -> f64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// Write then rename, so a reader never sees half a file.

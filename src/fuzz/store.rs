@@ -34,6 +34,12 @@ CREATE TABLE IF NOT EXISTS bugs (
 CREATE TABLE IF NOT EXISTS variants (
     id INTEGER PRIMARY KEY, bug INTEGER NOT NULL, key TEXT NOT NULL, signature TEXT NOT NULL,
     reduced TEXT NOT NULL, program INTEGER NOT NULL, dir TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS timeline (
+    run TEXT NOT NULL, at REAL NOT NULL, pairs INTEGER NOT NULL, failures INTEGER NOT NULL,
+    bugs INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS selection (
+    iteration INTEGER NOT NULL, kind TEXT NOT NULL, item INTEGER NOT NULL, x REAL NOT NULL,
+    y REAL NOT NULL, selected INTEGER NOT NULL, PRIMARY KEY (iteration, kind, item));
 ";
 
 /// Another face of a bug: a failure with its own key (another top frame, another message)
@@ -82,6 +88,39 @@ pub struct BugRow {
     pub first_seen: String,
     pub count: i64,
     pub dir: String,
+}
+
+/// A sample of a campaign's progress, taken while it runs: `ctos report --html` plots them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineRow {
+    /// Which run of the campaign (each start or resume is one; a merged campaign's are
+    /// named by shard).
+    pub run: String,
+    /// Unix time, seconds.
+    pub at: f64,
+    pub pairs: i64,
+    pub failures: i64,
+    pub bugs: i64,
+}
+
+/// One point of an iteration's pool in the 2-D projection of its embedding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SelectionPoint {
+    pub iteration: i64,
+    /// `sequence` or `program`.
+    pub kind: String,
+    pub item: i64,
+    pub x: f64,
+    pub y: f64,
+    pub selected: bool,
+}
+
+/// Failures of one kind whose bug has one culprit pass (or that are not a bug yet).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FailureCount {
+    pub kind: String,
+    pub pass: String,
+    pub count: i64,
 }
 
 pub fn now() -> String {
@@ -310,12 +349,7 @@ impl Store {
 
     /// Every variant, by bug then age; none in a campaign older than variants.
     pub fn variants(&self) -> Result<Vec<VariantRow>> {
-        let exists: i64 = self.db.query_row(
-            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'variants'",
-            [],
-            |r| r.get(0),
-        )?;
-        if exists == 0 {
+        if !self.has_table("variants")? {
             return Ok(Vec::new());
         }
         let mut st =
@@ -406,6 +440,91 @@ impl Store {
     /// Programs with a given status prefix (`emi-mismatch`, `skipped` …).
     pub fn programs_with_status(&self, prefix: &str) -> Result<i64> {
         Ok(self.db.query_row("SELECT COUNT(*) FROM programs WHERE status LIKE ?1 || '%'", [prefix], |r| r.get(0))?)
+    }
+
+    /// Whether the store has `table`: a campaign made by an older ctos may not.
+    fn has_table(&self, table: &str) -> Result<bool> {
+        let n: i64 = self.db.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+            [table],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
+    pub fn add_timeline(&self, row: &TimelineRow) -> Result<()> {
+        self.db.execute(
+            "INSERT INTO timeline (run, at, pairs, failures, bugs) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![row.run, row.at, row.pairs, row.failures, row.bugs],
+        )?;
+        Ok(())
+    }
+
+    /// Every sample, by run then time.
+    pub fn timeline(&self) -> Result<Vec<TimelineRow>> {
+        if !self.has_table("timeline")? {
+            return Ok(Vec::new());
+        }
+        let mut st = self.db.prepare("SELECT run, at, pairs, failures, bugs FROM timeline ORDER BY run, at")?;
+        let rows = st.query_map([], |r| {
+            Ok(TimelineRow { run: r.get(0)?, at: r.get(1)?, pairs: r.get(2)?, failures: r.get(3)?, bugs: r.get(4)? })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Replace an iteration's projection of one kind (a re-planned iteration draws anew).
+    pub fn save_selection(&mut self, points: &[SelectionPoint]) -> Result<()> {
+        let tx = self.db.transaction()?;
+        if let Some(first) = points.first() {
+            tx.execute(
+                "DELETE FROM selection WHERE iteration = ?1 AND kind = ?2",
+                params![first.iteration, first.kind],
+            )?;
+        }
+        for p in points {
+            tx.execute(
+                "INSERT INTO selection (iteration, kind, item, x, y, selected) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![p.iteration, p.kind, p.item, p.x, p.y, p.selected],
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The projection of the newest iteration that has one of `kind`.
+    pub fn latest_selection(&self, kind: &str) -> Result<Vec<SelectionPoint>> {
+        if !self.has_table("selection")? {
+            return Ok(Vec::new());
+        }
+        let mut st = self.db.prepare(
+            "SELECT iteration, kind, item, x, y, selected FROM selection WHERE kind = ?1 AND iteration =
+             (SELECT MAX(iteration) FROM selection WHERE kind = ?1) ORDER BY item",
+        )?;
+        let rows = st.query_map([kind], |r| {
+            Ok(SelectionPoint {
+                iteration: r.get(0)?,
+                kind: r.get(1)?,
+                item: r.get(2)?,
+                x: r.get(3)?,
+                y: r.get(4)?,
+                selected: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Failures by kind and by the culprit pass of the bug each became; one not (yet) a
+    /// bug is counted under why.
+    pub fn failure_counts(&self) -> Result<Vec<FailureCount>> {
+        let mut st = self.db.prepare(
+            "SELECT f.kind, CASE WHEN b.pass IS NOT NULL THEN b.pass
+                                 WHEN f.state = 'pending' THEN '(not reduced yet)'
+                                 WHEN f.state = 'not-reproduced' THEN '(did not fire again)'
+                                 ELSE '(' || f.state || ')' END, COUNT(*)
+             FROM failures f LEFT JOIN bugs b ON f.bug = b.id GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2",
+        )?;
+        let rows = st.query_map([], |r| Ok(FailureCount { kind: r.get(0)?, pass: r.get(1)?, count: r.get(2)? }))?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// Sum of per-pair child time (ms), for throughput reports.

@@ -1,5 +1,7 @@
-//! Bug folders in the format of `shared/bench/` (see its README): one fixed LLVM bug each,
-//! with its program, failing pipeline, oracle configuration and the files the fix changed.
+//! Bug folders: in the format of `shared/bench/` (see its README: one fixed LLVM bug each,
+//! with its program, failing pipeline, oracle configuration and the files the fix changed),
+//! or as `ctos fuzz` writes them (`bugs/NNNN-kind-pass/`: program, reduced sequence, and
+//! how the campaign ran LLVM in `outcome.json`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -42,6 +44,26 @@ pub struct BenchBug {
     pub versions: Vec<u32>,
     pub oracle: OracleMode,
     pub pattern: Option<String>,
+    /// The `opt` the bug was found in (`ctos fuzz --opt`), when not the linked LLVM.
+    pub opt: Option<PathBuf>,
+}
+
+/// What `ctos fuzz` records of a bug in its folder's `outcome.json`.
+#[derive(Debug, Deserialize)]
+struct FuzzOutcome {
+    kind: String,
+    signature: String,
+    program_file: Option<String>,
+    llvm_args: Option<Vec<String>>,
+    #[serde(default)]
+    opt: Option<PathBuf>,
+    #[serde(default)]
+    llvm_version: Option<String>,
+}
+
+/// Whether `dir` is a bug folder of either format.
+pub fn is_bug_folder(dir: &Path) -> bool {
+    dir.join("meta.json").is_file() || dir.join("outcome.json").is_file()
 }
 
 /// `KEY="value"` / `KEY='value'` lines of an `oracle.conf`.
@@ -54,9 +76,13 @@ fn read_conf(path: &Path) -> HashMap<String, String> {
 }
 
 impl BenchBug {
+    /// The bug in `dir`, in either format.
     pub fn read(dir: &Path, llvm_major: u32) -> Result<BenchBug> {
         // `.` names no folder: the bug's id is the name of the folder it resolves to.
         let dir = &std::fs::canonicalize(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+        if !dir.join("meta.json").exists() && dir.join("outcome.json").exists() {
+            return BenchBug::read_fuzz_folder(dir);
+        }
         let meta: Meta = serde_json::from_str(
             &std::fs::read_to_string(dir.join("meta.json"))
                 .with_context(|| format!("cannot read {}/meta.json", dir.display()))?,
@@ -100,7 +126,63 @@ impl BenchBug {
             versions: meta.llvm_versions_reproducing.iter().filter_map(|v| v.parse().ok()).collect(),
             oracle,
             pattern,
+            opt: None,
         })
+    }
+
+    /// A bug folder `ctos fuzz` wrote: the failure kind picks the oracle (its signature is
+    /// what an `auto`/kind oracle matches anyway), the campaign's LLVM options come along.
+    fn read_fuzz_folder(dir: &Path) -> Result<BenchBug> {
+        let path = dir.join("outcome.json");
+        let outcome: FuzzOutcome = serde_json::from_str(
+            &std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?,
+        )
+        .with_context(|| format!("{}: not an outcome.json of ctos fuzz", path.display()))?;
+        let (Some(program_file), Some(llvm_args)) = (outcome.program_file, outcome.llvm_args) else {
+            anyhow::bail!(
+                "{}: written by an older ctos, it does not say how the campaign ran LLVM; give the sequence and \
+                 program instead: locseq isolate {}/reduced.txt {}/program.ll --llvm-arg=... (as its README's ctos run)",
+                path.display(),
+                dir.display(),
+                dir.display()
+            );
+        };
+        let reduced = dir.join("reduced.txt");
+        let oracle = match outcome.kind.as_str() {
+            "crash" => OracleMode::Crash,
+            "invalid-ir" => OracleMode::InvalidIr,
+            "wrong-code" => OracleMode::WrongCode,
+            _ => OracleMode::Auto,
+        };
+        let major = outcome.llvm_version.as_deref().and_then(|v| v.split('.').next()?.parse().ok());
+        Ok(BenchBug {
+            id: dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned()),
+            dir: dir.to_path_buf(),
+            title: outcome.signature,
+            kind: outcome.kind,
+            pipeline: std::fs::read_to_string(&reduced)
+                .with_context(|| format!("cannot read {}", reduced.display()))?
+                .trim()
+                .to_string(),
+            program: dir.join(program_file),
+            source: Some(dir.join("program.c")).filter(|c| c.exists()),
+            driver: None,
+            llvm_args,
+            fix_files: Vec::new(),
+            versions: major.into_iter().collect(),
+            oracle,
+            pattern: None,
+            opt: outcome.opt,
+        })
+    }
+
+    /// The program a strategy starts from: witness programs come from the program as
+    /// reported, C when the bug has it.
+    pub fn program_for(&self, strategy: super::search::Strategy) -> &Path {
+        match (&self.source, strategy.mutates_programs()) {
+            (Some(c), true) => c,
+            _ => &self.program,
+        }
     }
 }
 
@@ -109,14 +191,14 @@ pub fn read_bench(dir: &Path, llvm_major: u32) -> Result<Vec<BenchBug>> {
     if !dir.is_dir() {
         anyhow::bail!("{}: no such folder", dir.display());
     }
-    if dir.join("meta.json").exists() {
+    if is_bug_folder(dir) {
         return Ok(vec![BenchBug::read(dir, llvm_major)?]);
     }
     let bugs_dir = if dir.join("bugs").is_dir() { dir.join("bugs") } else { dir.to_path_buf() };
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&bugs_dir)
         .with_context(|| format!("cannot read {}", bugs_dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("meta.json").exists())
+        .filter(|p| is_bug_folder(p))
         .collect();
     dirs.sort();
     dirs.iter().map(|d| BenchBug::read(d, llvm_major)).collect()

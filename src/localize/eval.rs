@@ -192,11 +192,7 @@ pub fn evaluate_bug(
             reason: format!("fires on LLVM {}, not on {major}", fires.join(", ")),
         }));
     }
-    // Witness programs come from the program as reported: C when the bug has it.
-    let program = match (&bug.source, strategy.mutates_programs()) {
-        (Some(c), true) => c,
-        _ => &bug.program,
-    };
+    let program = bug.program_for(strategy);
     let spec = SubjectSpec { driver: bug.driver.clone(), ..SubjectSpec::new(program, &bug.llvm_args) }
         .with_opt(opt.as_ref())?;
     let mut subject = Subject::load(&spec, jobs, limits).with_context(|| format!("bug {}", bug.id))?;

@@ -15,6 +15,7 @@ use super::evidence::Evidence;
 use super::evidence::FailingEvidence;
 use super::files::FileFilter;
 use super::ga::{GaParams, GeneTable};
+use super::history::SearchHistory;
 use super::programs::{search_programs, Evaluator, Guidance, ProgramInput, ProgramSearch};
 use super::rank::{rank, stack_evidence, FileRank};
 use super::runner::Runner;
@@ -180,6 +181,8 @@ pub struct Isolation {
     #[serde(skip)]
     pub witnesses: Vec<Witness>,
     pub stats: SearchStats,
+    /// The search's counts over time, and the final top files' scores as evidence grew.
+    pub history: SearchHistory,
     pub seconds_reproduce_and_reduce: f64,
     pub seconds_total: f64,
 }
@@ -462,11 +465,21 @@ pub fn isolate(
     };
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
     let (sequence_budget, program_budget) = split_budget(opts.strategy, opts.budget);
+    let strategy_name = if opts.strategy == Strategy::Mixed { Strategy::Cga } else { opts.strategy };
+    if sequence_budget.is_some() {
+        progress.phase(&format!("searching ({strategy_name:?}, {} genes)", genes.len()));
+    }
+    // About a hundred points over the budget; a search bounded by evaluations only, one a second.
+    let gap = opts.budget.time.map_or(1.0, |t| (t.as_secs_f64() / 100.0).clamp(0.05, 60.0));
+    let mut history = SearchHistory::default();
+    let mut report = |s: &SearchStats, progress: &mut dyn Progress| {
+        history.record(s, gap);
+        progress.search(s);
+    };
     let mut result = match sequence_budget {
         Some(budget) => {
-            let strategy = if opts.strategy == Strategy::Mixed { Strategy::Cga } else { opts.strategy };
-            progress.phase(&format!("searching ({strategy:?}, {} genes)", genes.len()));
-            search(&mut setup, genes, &table, strategy, opts.ga, budget, &mut rng, &mut |s| progress.search(s))?
+            report(&SearchStats::default(), progress);
+            search(&mut setup, genes, &table, strategy_name, opts.ga, budget, &mut rng, &mut |s| report(s, progress))?
         }
         None => {
             SearchResult { evidence: Evidence::new(&failing), witnesses: Vec::new(), stats: SearchStats::default() }
@@ -501,11 +514,14 @@ pub fn isolate(
         };
         let before = result.stats.clone();
         let (witnesses, stats) =
-            search_programs(&mut search, &mut result.evidence, &mut rng, &mut |s| progress.search(&before.plus(s)))?;
+            search_programs(&mut search, &mut result.evidence, &mut rng, &mut |s| report(&before.plus(s), progress))?;
         result.witnesses.extend(witnesses);
         result.stats = before.plus(&stats);
     }
     let ranking = rank(&result.evidence, sites, opts.formula, opts.aggregate, &stack);
+    history.finish(&result.stats);
+    result.evidence.snapshot();
+    history.follow_scores(&result.evidence, &ranking, sites, opts.formula, opts.aggregate, &stack);
     if result.stats.passing == result.stats.passing_configs && opts.strategy != Strategy::Configs && sequences {
         let ties = if result.stats.passing == 0 {
             "every file the failing run covers ties"
@@ -538,6 +554,7 @@ pub fn isolate(
         ranking,
         witnesses,
         stats: result.stats,
+        history,
         seconds_reproduce_and_reduce,
         seconds_total: started.elapsed().as_secs_f64(),
     })

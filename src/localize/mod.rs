@@ -10,6 +10,8 @@ pub mod eval;
 pub mod evidence;
 pub mod files;
 pub mod ga;
+pub mod history;
+pub mod html;
 pub mod isolate;
 pub mod programs;
 pub mod rank;

@@ -126,18 +126,11 @@ impl Mutator for IrMutator {
         };
         let Some(m) = mutate_ir(program, edit, rng)? else { return Ok(None) };
         Ok(Some(Mutant {
-            description: format!("{} in @{}: {}", info.name, m.function, shorten(&m.instruction, 80)),
+            description: format!("{} in @{}: {}", info.name, m.function, crate::output::shorten(&m.instruction, 81)),
             line: line_in(program, &m.function, &m.instruction),
             text: m.text,
             touches_output: m.feeds_calls.iter().any(|c| OUTPUT_CALLS.contains(&c.as_str())),
         }))
-    }
-}
-
-fn shorten(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_string(),
     }
 }
 

@@ -20,3 +20,34 @@ pub fn bug(id: &str, file: &str) -> String {
 pub fn csmith() -> String {
     root().join("tests/data/csmith-12345.c").display().to_string()
 }
+
+/// What headless Chromium makes of a page: its console messages (errors, failed loads)
+/// and the DOM it built. The network is cut off, so a page that needs it shows here.
+pub struct Loaded {
+    pub console: Vec<String>,
+    pub dom: String,
+}
+
+pub fn load_in_chromium(page: &std::path::Path) -> Loaded {
+    let profile = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new("chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
+        .arg("--host-resolver-rules=MAP * ~NOTFOUND")
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", std::fs::canonicalize(page).unwrap().display()))
+        .output()
+        .expect("chromium is missing: scripts/setup.sh installs it");
+    assert!(out.status.success(), "chromium failed: {}", String::from_utf8_lossy(&out.stderr));
+    let console = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE") || l.contains("Failed to load"))
+        .map(str::to_string)
+        .collect();
+    Loaded { console, dom: String::from_utf8_lossy(&out.stdout).into_owned() }
+}
+
+/// Text as the HTML pages write it.
+pub fn html_escaped(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}

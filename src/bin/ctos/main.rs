@@ -19,7 +19,7 @@ Every pipeline runs in a sandboxed child of this process, against the LLVM linke
 this binary: crashes, fatal errors and hangs are reported, never fatal to the tool.",
     after_help = "Examples:\n  ctos run prog.c --passes 'sroa,licm,gvn' --exec\n  \
 ctos run bug.ll --seq-file pipelines.txt --json -j 2\n  ctos fuzz --out campaign --time-limit 30m\n  ctos emi prog.c -n 10\n  \
-ctos report campaign\n  ctos passes --set locseq"
+ctos report campaign --html campaign.html\n  ctos passes --set locseq"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -45,6 +45,11 @@ enum Command {
         /// JSON Lines instead of a table: begin, one `bug` record per bug, summary.
         #[arg(long)]
         json: bool,
+        /// Also write the campaign as one self-contained HTML page (configuration, bugs with
+        /// their reproducers, throughput and bugs over time, failures by pass and kind, the
+        /// newest selection); it opens offline in any browser.
+        #[arg(long, value_name = "OUT.html")]
+        html: Option<std::path::PathBuf>,
     },
     /// Interestingness test for cvise: exit 0 iff PROGRAM still fails this way.
     #[command(hide = true)]
@@ -82,16 +87,20 @@ fn main() -> ExitCode {
         }
         Command::Interesting(args) => fuzz::interesting(args),
         Command::Emi(args) => emi::main(args),
-        Command::Report { dir, json } => report(&dir, json, "ctos report"),
+        Command::Report { dir, json, html } => report(&dir, json, html.as_deref(), "ctos report"),
         Command::Merge { out, shards, json } => {
             let shards: Vec<&std::path::Path> = shards.iter().map(|p| p.as_path()).collect();
-            ctos::fuzz::merge(&out, &shards).and_then(|_| report(&out, json, "ctos merge"))
+            ctos::fuzz::merge(&out, &shards).and_then(|_| report(&out, json, None, "ctos merge"))
         }
     };
     ctos::cli::exit_with(result)
 }
 
-fn report(dir: &std::path::Path, json: bool, tool: &str) -> anyhow::Result<ExitCode> {
+fn report(dir: &std::path::Path, json: bool, html: Option<&std::path::Path>, tool: &str) -> anyhow::Result<ExitCode> {
+    if let Some(out) = html {
+        ctos::html::check_output(out)?;
+        ctos::fuzz::write_campaign_page(dir, out)?;
+    }
     if json {
         ctos::output::begin(tool, None, None)?;
     }

@@ -3,17 +3,19 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result};
-use ctos::cli::{bounded, InputArgs, LimitArgs};
+use anyhow::{bail, Context as _, Result};
+use ctos::cli::{bounded, InputOptions, LimitArgs};
 use ctos::coverage::Granularity;
+use ctos::localize::bench::{is_bug_folder, BenchBug};
 use ctos::localize::evidence::FailingEvidence;
 use ctos::localize::isolate::{isolate, Isolation, OracleMode, Progress, TraceScope};
 use ctos::localize::programs::ProgramInput;
 use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::search::{SearchStats, Strategy};
 use ctos::localize::similarity::SimilarityFormula;
-use ctos::output;
-use ctos::program::Subject;
+use ctos::output::{self, shorten};
+use ctos::program::{Subject, SubjectSpec};
+use ctos::sandbox::agent::ExternalOpt;
 use ctos::seq::{pipeline_lines, Catalog, Sequence};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -24,12 +26,23 @@ use crate::options::SearchArgs;
 #[command(after_help = "The failure is reproduced first; if it does not fire, locseq says so and stops. \
 The sequence is then reduced (default<Ox> expanded first), a search looks for bug-free sequences whose \
 LLVM coverage is close to the failing run's, and the LLVM source files the failing run covered are \
-ranked by Ochiai over the coverage elements.")]
+ranked by Ochiai over the coverage elements.\n\n\
+A bug folder stands for the sequence and the program: one `ctos fuzz` wrote (bugs/NNNN-kind-pass/: \
+program, reduced sequence, the campaign's --llvm-args and --opt, the failure's kind as the oracle) or one \
+in the format of shared/bench (meta.json, oracle.conf, seq.txt, repro.ll). Options given as well add to \
+its LLVM options or replace its oracle.\n\nExamples:\n  \
+locseq isolate seq.txt bug.ll --llvm-arg=-slp-threshold=-99999\n  \
+locseq isolate campaign/bugs/0001-invalid-ir-slp-vectorizer --html report.html\n  \
+locseq isolate ../shared/bench/bugs/140481 --strategy diwi")]
 pub struct IsolateArgs {
-    /// The failing pass sequence: new-PM text or legacy flags, in a file.
+    /// The failing pass sequence in a file (new-PM text or legacy flags), or a bug folder.
+    #[arg(value_name = "SEQ_FILE|BUG_DIR")]
     pub seq_file: PathBuf,
+    /// Test program: LLVM IR (.ll), bitcode (.bc) or C (.c, compiled with clang); a bug
+    /// folder brings its own.
+    pub program: Option<PathBuf>,
     #[command(flatten)]
-    pub input: InputArgs,
+    pub input: InputOptions,
     /// What counts as the failure: auto (what the sequence shows, with its signature),
     /// crash, invalid-ir, wrong-code (output differs from the unoptimized program's), or
     /// script:PATH (PATH OPT PIPELINE exits 0 when the bug fires, like the bench's oracle.sh).
@@ -53,10 +66,24 @@ pub struct IsolateArgs {
     /// Files to show in the report.
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
     pub top: usize,
+    /// Also write the localization as one self-contained HTML page (failure, ranked files
+    /// with score bars, closest witnesses, the search's progress); it opens offline.
+    #[arg(long, value_name = "OUT.html")]
+    pub html: Option<PathBuf>,
     #[command(flatten)]
     pub search: SearchArgs,
     #[command(flatten)]
     pub limits: LimitArgs,
+}
+
+/// What to localize, from the command line or a bug folder.
+struct Target {
+    spec: SubjectSpec,
+    sequence: Sequence,
+    oracle: OracleMode,
+    pattern: Option<String>,
+    /// Said with any error: the bug folder says the bug fires on other LLVM versions.
+    version_note: Option<String>,
 }
 
 /// A progress bar over the time budget (hidden when stderr is not a terminal).
@@ -112,24 +139,71 @@ struct Summary<'a> {
     evidence: FailingEvidence,
 }
 
-/// The failing sequence of `path`, with the file (and line, when it has one) in errors.
-fn read_sequence(path: &Path, catalog: &Catalog) -> Result<Sequence> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let lines: Vec<(usize, &str)> = pipeline_lines(&text).collect();
+/// The failing sequence in `text` (read from `path`), with the file (and line, when it
+/// has one) in errors.
+fn parse_sequence(text: &str, path: &Path, catalog: &Catalog) -> Result<Sequence> {
+    let lines: Vec<(usize, &str)> = pipeline_lines(text).collect();
     let at = match lines.as_slice() {
         [(line, _)] => format!("{}:{line}", path.display()),
         _ => path.display().to_string(),
     };
-    Sequence::parse(&text, catalog).with_context(|| at)
+    Sequence::parse(text, catalog).with_context(|| at)
+}
+
+/// The sequence, program, LLVM options and oracle: as given, or from a bug folder.
+fn target(args: &IsolateArgs) -> Result<Target> {
+    if !args.seq_file.is_dir() {
+        let Some(program) = &args.program else {
+            bail!("give the program after the sequence file (locseq isolate SEQ_FILE PROGRAM), or a bug folder");
+        };
+        let spec = args.input.spec(program)?;
+        let catalog = ctos::program::catalog_for(spec.opt.as_ref())?;
+        let path = &args.seq_file;
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let sequence = parse_sequence(&text, path, &catalog)?;
+        let (oracle, pattern) = (args.oracle.clone(), args.pattern.clone());
+        return Ok(Target { spec, sequence, oracle, pattern, version_note: None });
+    }
+    let dir = &args.seq_file;
+    if !is_bug_folder(dir) {
+        bail!(
+            "{} is a folder but not a bug folder (no outcome.json from ctos fuzz, no meta.json as in shared/bench)",
+            dir.display()
+        );
+    }
+    if let Some(program) = &args.program {
+        bail!("{} is a bug folder, which brings its program: leave out {}", dir.display(), program.display());
+    }
+    let opt_path = args.input.opt.clone();
+    let major = match &opt_path {
+        Some(opt) => ExternalOpt::locate(opt)?.version.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0),
+        None => ctos::llvm::version().0,
+    };
+    let bug = BenchBug::read(dir, major)?;
+    let mut options = args.input.clone();
+    options.opt = opt_path.or(bug.opt.clone());
+    options.llvm_args = bug.llvm_args.iter().chain(&args.input.llvm_args).cloned().collect();
+    options.driver = args.input.driver.clone().or(bug.driver.clone());
+    let spec = options.spec(bug.program_for(args.strategy))?;
+    let catalog = ctos::program::catalog_for(spec.opt.as_ref())?;
+    let sequence = parse_sequence(&bug.pipeline, &bug.dir, &catalog)?;
+    let oracle = if args.oracle == OracleMode::Auto { bug.oracle.clone() } else { args.oracle.clone() };
+    let version_note = (!bug.versions.is_empty() && !bug.versions.contains(&major)).then(|| {
+        let versions: Vec<String> = bug.versions.iter().map(u32::to_string).collect();
+        format!("{} fires on LLVM {}, this is LLVM {major}", bug.id, versions.join(", "))
+    });
+    Ok(Target { spec, sequence, oracle, pattern: args.pattern.clone().or(bug.pattern), version_note })
 }
 
 pub fn main(args: IsolateArgs) -> Result<ExitCode> {
-    let spec = args.input.spec()?;
+    if let Some(out) = &args.html {
+        ctos::html::check_output(out)?;
+    }
+    let Target { spec, sequence: buggy, oracle, pattern, version_note } = target(&args)?;
     let catalog = ctos::program::catalog_for(spec.opt.as_ref())?;
-    let buggy = read_sequence(&args.seq_file, &catalog)?;
     let mut opts = args.search.options()?;
-    opts.oracle = args.oracle.clone();
-    opts.pattern = args.pattern.clone();
+    opts.oracle = oracle;
+    opts.pattern = pattern;
     opts.strategy = args.strategy;
     opts.seed = args.seed;
     let mut input = Subject::load(&spec, args.limits.jobs(), args.limits.limits())?;
@@ -138,7 +212,14 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     let program = ProgramInput::read(&spec.program, &spec.frontend, spec.driver.as_deref(), &input.target)?;
     let isolation = isolate(&mut input.pool, &mut input.module, Some(&program), &buggy, &catalog, &opts, &mut bar);
     bar.finish();
-    let isolation = isolation?;
+    let isolation = match (isolation, version_note) {
+        (Err(e), Some(note)) => return Err(e.context(note)),
+        (result, _) => result?,
+    };
+    if let Some(out) = &args.html {
+        let settings = settings(&opts, args.seed, input.pool.external_opt());
+        ctos::localize::html::write_isolation_page(&isolation, &settings, args.top, out)?;
+    }
     if !args.json {
         print_report(&isolation, args.top)?;
         return Ok(ExitCode::SUCCESS);
@@ -162,6 +243,36 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     };
     output::emit("summary", &summary)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the ranking depends on and how to run it again, for the HTML page.
+fn settings(
+    opts: &ctos::localize::isolate::IsolateOptions,
+    seed: u64,
+    opt: Option<&ExternalOpt>,
+) -> Vec<(&'static str, String)> {
+    let command: Vec<String> = std::env::args().map(|a| ctos::fuzz::shell_quote(&a)).collect();
+    vec![
+        ("LLVM", opt.map_or_else(ctos::llvm::version_string, |o| format!("{} ({})", o.version, o.opt.display()))),
+        ("strategy", opts.strategy.name().to_string()),
+        ("seed", seed.to_string()),
+        (
+            "ranking",
+            format!(
+                "{} over {} elements, files by {}",
+                value_name(&opts.formula),
+                value_name(&opts.granularity),
+                value_name(&opts.aggregate)
+            ),
+        ),
+        ("trace", value_name(&opts.trace)),
+        ("command", command.join(" ")),
+    ]
+}
+
+/// How the command line spells an option's value.
+fn value_name<T: clap::ValueEnum>(value: &T) -> String {
+    value.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
 }
 
 fn print_report(i: &Isolation, top: usize) -> Result<()> {
@@ -219,13 +330,4 @@ fn print_report(i: &Isolation, top: usize) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Template arguments make names unreadable in a table; `--json` keeps them whole.
-fn shorten(name: &str, max: usize) -> String {
-    if name.chars().count() <= max {
-        return name.to_string();
-    }
-    let head: String = name.chars().take(max - 1).collect();
-    format!("{head}…")
 }
