@@ -37,6 +37,11 @@ pub fn shorten(text: &str, max: usize) -> String {
     }
 }
 
+/// How the command line spells an option's value (`ctos`, `cga-wc`).
+pub fn value_name<T: clap::ValueEnum>(value: &T) -> String {
+    value.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
+}
+
 /// Bumped when a record type loses or renames a key.
 pub const FORMAT: u32 = 1;
 

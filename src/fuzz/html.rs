@@ -10,6 +10,7 @@ use super::report::{campaign_report, duration, BugReport, CampaignReport};
 use super::store::{SelectionPoint, Store, TimelineRow};
 use crate::html::charts::{bar_chart, line_chart, scatter, Series};
 use crate::html::{escape, Cell, Page};
+use crate::output::value_name;
 
 /// Write the page of the campaign in `dir` to `out`.
 pub fn write_campaign_page(dir: &Path, out: &Path) -> Result<()> {
@@ -23,6 +24,8 @@ pub fn write_campaign_page(dir: &Path, out: &Path) -> Result<()> {
     progress(&mut page, &store, &report)?;
     failures(&mut page, &store)?;
     selection(&mut page, &store)?;
+    // Last: triage starts from the bugs; the whole configuration is for reproducing.
+    configuration(&mut page, &store, &report)?;
     page.write(&title, out)
 }
 
@@ -38,7 +41,19 @@ fn overview(page: &mut Page, dir: &Path, store: &Store, report: &CampaignReport)
         None if store.iterations()? > 0 => "running, or interrupted (this page shows its last commit)".to_string(),
         None => "not started".to_string(),
     };
-    page.paragraph(&format!("LLVM {}; {state}.", s.llvm_version));
+    let config: Option<super::CampaignConfig> = store.get_meta("config")?.and_then(|c| serde_json::from_str(&c).ok());
+    let how = config.map_or_else(String::new, |c| {
+        format!(
+            " Seed {}; selection {}; programs: {}; sequences: {}{}.",
+            c.seed,
+            value_name(&c.selection),
+            c.programs_dir.map_or_else(|| value_name(&c.generator), |d| d.display().to_string()),
+            c.sequences_file
+                .map_or_else(|| format!("random, from the {} set", c.pass_set), |f| f.display().to_string()),
+            if c.llvm_args.is_empty() { String::new() } else { format!("; LLVM options: {}", c.llvm_args.join(" ")) }
+        )
+    });
+    page.paragraph(&format!("LLVM {}; {state}.{how} (The whole configuration is at the end.)", s.llvm_version));
     let rows: Vec<Vec<Cell>> = [
         ("pairs", s.pairs),
         ("programs tested", s.programs_tested),
@@ -53,6 +68,11 @@ fn overview(page: &mut Page, dir: &Path, store: &Store, report: &CampaignReport)
     if let Some(from) = merged_from {
         page.paragraph(&format!("Shards: {}", from.lines().collect::<Vec<_>>().join(", ")));
     }
+    Ok(())
+}
+
+fn configuration(page: &mut Page, store: &Store, report: &CampaignReport) -> Result<()> {
+    let s = &report.summary;
     page.heading("Configuration");
     let config: serde_json::Value =
         store.get_meta("config")?.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default();
@@ -168,7 +188,7 @@ fn progress(page: &mut Page, store: &Store, report: &CampaignReport) -> Result<(
         runs.entry(row.run.as_str()).or_default().push(row);
     }
     let mut runs_of_shard: BTreeMap<&str, usize> = BTreeMap::new();
-    let rates: Vec<Series> = runs
+    let mut rates: Vec<Series> = runs
         .iter()
         .map(|(run, rows)| {
             let points = rows
@@ -187,6 +207,17 @@ fn progress(page: &mut Page, store: &Store, report: &CampaignReport) -> Result<(
             Series { name, points }
         })
         .collect();
+    // Planning, compiling and reduction come between bursts of testing: a single run also
+    // gets its mean rate so far, which the bursts hide.
+    if let [(_, rows)] = runs.iter().collect::<Vec<_>>().as_slice() {
+        let first = rows[0];
+        let points = rows
+            .iter()
+            .filter(|r| r.at > first.at)
+            .map(|r| ((r.at - start) / per, (r.pairs - first.pairs) as f64 / (r.at - first.at)))
+            .collect();
+        rates.push(Series { name: "mean so far".into(), points });
+    }
     let mut found = vec![(0.0, 0.0)];
     let mut times = bug_times.clone();
     times.sort_by(f64::total_cmp);

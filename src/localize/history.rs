@@ -41,6 +41,8 @@ pub struct SearchHistory {
     /// The files ranked first at the end, best first.
     pub files: Vec<String>,
     pub scores: Vec<ScorePoint>,
+    /// What ranking every snapshot again cost, after the search.
+    pub seconds_following: f64,
 }
 
 impl SearchHistory {
@@ -77,6 +79,7 @@ impl SearchHistory {
         aggregate: Aggregate,
         extra: &[(u32, f64)],
     ) {
+        let started = std::time::Instant::now();
         self.files = ranking.iter().take(FOLLOWED_FILES).map(|f| f.path.clone()).collect();
         self.scores = evidence
             .history
@@ -92,5 +95,6 @@ impl SearchHistory {
                 }
             })
             .collect();
+        self.seconds_following = started.elapsed().as_secs_f64();
     }
 }

@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::isolate::Isolation;
+use super::search::Witness;
 use crate::html::charts::{line_chart, log_line_chart, Series};
 use crate::html::{bar, code_abbreviated, Cell, Page};
 
@@ -142,10 +143,16 @@ fn witnesses(page: &mut Page, i: &Isolation) {
         page.paragraph("None: no bug-free run was found.");
         return;
     }
-    let rows: Vec<Vec<Cell>> = i
-        .witnesses
-        .iter()
-        .take(WITNESSES_SHOWN)
+    // The closest of each kind (sequences, configurations, programs): configurations of the
+    // failing sequence are often all closer than any other sequence, and say less alone.
+    let kind = |w: &&Witness| (w.mutation.is_some(), w.configuration);
+    let mut shown: Vec<&Witness> = Vec::new();
+    for k in [(false, false), (false, true), (true, false)] {
+        shown.extend(i.witnesses.iter().filter(|w| kind(w) == k).take(WITNESSES_SHOWN / 3));
+    }
+    shown.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
+    let rows: Vec<Vec<Cell>> = shown
+        .into_iter()
         .map(|w| {
             let what = match (&w.mutation, w.configuration) {
                 (Some(m), _) => format!("program: {m}"),
@@ -160,7 +167,9 @@ fn witnesses(page: &mut Page, i: &Isolation) {
         })
         .collect();
     page.table("witnesses", &["similarity", "file Jaccard", "witness"], &rows);
-    if i.witnesses.len() > WITNESSES_SHOWN {
-        page.paragraph(&format!("{} witnesses in all (--json lists every one).", i.witnesses.len()));
-    }
+    page.paragraph(&format!(
+        "The closest {} of each kind; {} witnesses in all (--json lists every one).",
+        WITNESSES_SHOWN / 3,
+        i.witnesses.len()
+    ));
 }

@@ -13,7 +13,7 @@ use ctos::localize::programs::ProgramInput;
 use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::search::{SearchStats, Strategy};
 use ctos::localize::similarity::SimilarityFormula;
-use ctos::output::{self, shorten};
+use ctos::output::{self, shorten, value_name};
 use ctos::program::{Subject, SubjectSpec};
 use ctos::sandbox::agent::ExternalOpt;
 use ctos::seq::{pipeline_lines, Catalog, Sequence};
@@ -268,11 +268,6 @@ fn settings(
         ("trace", value_name(&opts.trace)),
         ("command", command.join(" ")),
     ]
-}
-
-/// How the command line spells an option's value.
-fn value_name<T: clap::ValueEnum>(value: &T) -> String {
-    value.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
 }
 
 fn print_report(i: &Isolation, top: usize) -> Result<()> {
