@@ -19,7 +19,7 @@ pub struct Stats {
     bar: ProgressBar,
     last_write: Instant,
     last_sample: Option<Instant>,
-    /// This run's name in the timeline: when it started (unix seconds).
+    /// This run's name in the timeline: when it started (unix seconds, to the millisecond).
     run: String,
     pairs_at_start: i64,
     /// Seconds this run spent per phase of the campaign (csmith, clang, testing …).
@@ -156,7 +156,7 @@ impl Stats {
     }
 
     fn sample(&mut self, store: &Store, s: &Snapshot) -> Result<()> {
-        let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0.0, |d| d.as_secs_f64());
+        let at = unix_seconds();
         let row = TimelineRow { run: self.run.clone(), at, pairs: s.pairs, failures: s.failures, bugs: s.bugs as i64 };
         store.add_timeline(&row)?;
         self.last_sample = Some(Instant::now());

@@ -79,6 +79,7 @@ pub struct IsolateArgs {
 /// What to localize, from the command line or a bug folder.
 struct Target {
     spec: SubjectSpec,
+    catalog: Catalog,
     sequence: Sequence,
     oracle: OracleMode,
     pattern: Option<String>,
@@ -162,7 +163,7 @@ fn target(args: &IsolateArgs) -> Result<Target> {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
         let sequence = parse_sequence(&text, path, &catalog)?;
         let (oracle, pattern) = (args.oracle.clone(), args.pattern.clone());
-        return Ok(Target { spec, sequence, oracle, pattern, version_note: None });
+        return Ok(Target { spec, catalog, sequence, oracle, pattern, version_note: None });
     }
     let dir = &args.seq_file;
     if !is_bug_folder(dir) {
@@ -192,15 +193,15 @@ fn target(args: &IsolateArgs) -> Result<Target> {
         let versions: Vec<String> = bug.versions.iter().map(u32::to_string).collect();
         format!("{} fires on LLVM {}, this is LLVM {major}", bug.id, versions.join(", "))
     });
-    Ok(Target { spec, sequence, oracle, pattern: args.pattern.clone().or(bug.pattern), version_note })
+    let pattern = args.pattern.clone().or(bug.pattern);
+    Ok(Target { spec, catalog, sequence, oracle, pattern, version_note })
 }
 
 pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     if let Some(out) = &args.html {
         ctos::html::check_output(out)?;
     }
-    let Target { spec, sequence: buggy, oracle, pattern, version_note } = target(&args)?;
-    let catalog = ctos::program::catalog_for(spec.opt.as_ref())?;
+    let Target { spec, catalog, sequence: buggy, oracle, pattern, version_note } = target(&args)?;
     let mut opts = args.search.options()?;
     opts.oracle = oracle;
     opts.pattern = pattern;
@@ -217,7 +218,7 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
         (result, _) => result?,
     };
     if let Some(out) = &args.html {
-        let settings = settings(&opts, args.seed, input.pool.external_opt());
+        let settings = settings(&opts, input.pool.external_opt());
         ctos::localize::html::write_isolation_page(&isolation, &settings, args.top, out)?;
     }
     if !args.json {
@@ -246,16 +247,12 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
 }
 
 /// What the ranking depends on and how to run it again, for the HTML page.
-fn settings(
-    opts: &ctos::localize::isolate::IsolateOptions,
-    seed: u64,
-    opt: Option<&ExternalOpt>,
-) -> Vec<(&'static str, String)> {
+fn settings(opts: &ctos::localize::isolate::IsolateOptions, opt: Option<&ExternalOpt>) -> Vec<(&'static str, String)> {
     let command: Vec<String> = std::env::args().map(|a| ctos::fuzz::shell_quote(&a)).collect();
     vec![
         ("LLVM", opt.map_or_else(ctos::llvm::version_string, |o| format!("{} ({})", o.version, o.opt.display()))),
         ("strategy", opts.strategy.name().to_string()),
-        ("seed", seed.to_string()),
+        ("seed", opts.seed.to_string()),
         (
             "ranking",
             format!(
