@@ -78,6 +78,20 @@ fn a_sequence_that_does_not_fail_is_reported_and_nothing_else_happens() {
     assert!(out.stderr.contains("does not reproduce"), "{}", out.stderr);
 }
 
+/// LICM outside `loop-mssa` is a fatal error on every program with a loop: no mutant of
+/// the program is bug-free, and the report says what the ranking then rests on.
+#[test]
+fn a_program_search_without_witnesses_says_so() {
+    let seq = temp("licm-seq.txt");
+    std::fs::write(&seq, "function(loop(licm))\n").unwrap();
+    let sum = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/sum.c");
+    let report = isolate(&[seq.to_str().unwrap(), sum.to_str().unwrap(), "--strategy", "diwi", "--max-evals", "20"]);
+    let isolation = &report["isolation"];
+    assert_eq!(isolation["stats"]["passing"], 0, "{isolation}");
+    let notes = isolation["notes"].to_string();
+    assert!(notes.contains("no bug-free mutant found"), "{notes}");
+}
+
 #[test]
 fn bad_oracles_and_options_are_clear_errors() {
     let seq = bug("191714", "seq.txt");

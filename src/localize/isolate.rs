@@ -536,6 +536,12 @@ pub fn isolate(
                 "try a longer --time"
             }
         ));
+    } else if !sequences && result.stats.passing == 0 {
+        notes.push(
+            "no bug-free mutant found, so files rank by how much of the failing run they cover; try a longer \
+             --time, or --strategy mixed to add sequence witnesses"
+                .into(),
+        );
     }
     let mut witnesses = result.witnesses;
     witnesses.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
