@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::report::{campaign_report, duration, BugReport, CampaignReport};
+use super::report::{duration, report_of, BugReport, CampaignReport};
 use super::store::{SelectionPoint, Store, TimelineRow};
 use crate::html::charts::{bar_chart, line_chart, scatter, Series};
 use crate::html::{escape, Cell, Page};
@@ -15,8 +15,8 @@ use crate::output::value_name;
 /// Write the page of the campaign in `dir` to `out`.
 pub fn write_campaign_page(dir: &Path, out: &Path) -> Result<()> {
     crate::html::check_output(out)?;
-    let report = campaign_report(dir)?;
     let store = super::open_campaign(dir)?;
+    let report = report_of(&store, dir)?;
     let title = format!("ctos campaign {}", dir.display());
     let mut page = Page::new(&title);
     overview(&mut page, dir, &store, &report)?;

@@ -50,7 +50,11 @@ pub struct CampaignReport {
 
 /// What a campaign folder holds, read without changing anything (it may be running).
 pub fn campaign_report(dir: &Path) -> Result<CampaignReport> {
-    let store = super::open_campaign(dir)?;
+    report_of(&super::open_campaign(dir)?, dir)
+}
+
+/// The report of the campaign in `dir`, whose store is open.
+pub(super) fn report_of(store: &super::store::Store, dir: &Path) -> Result<CampaignReport> {
     let created: i64 = store.get_meta("created")?.and_then(|s| s.parse().ok()).unwrap_or(0);
     let merged = |key: &str| -> Result<Option<i64>> { Ok(store.get_meta(key)?.and_then(|v| v.parse().ok())) };
     let (pairs, programs_tested, failures) = store.counts()?;

@@ -1,6 +1,7 @@
 //! The plots of the HTML pages, as inline SVG strings drawn by `plotters`.
 
 use anyhow::{anyhow, Result};
+use plotters::chart::MeshStyle;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -45,6 +46,24 @@ fn svg(size: (u32, u32), draw: impl FnOnce(&Area) -> DrawResult) -> Result<Strin
         root.present().map_err(|e| anyhow!("plotting: {e}"))?;
     }
     Ok(text)
+}
+
+/// A chart with the pages' caption and margins; `y_area` is the width of the y labels.
+fn titled<'a, 'b>(root: &'a Area<'b>, title: &str, y_area: u32) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut builder = ChartBuilder::on(root);
+    builder.caption(title, ("sans-serif", 16)).margin(10).x_label_area_size(34).y_label_area_size(y_area);
+    builder
+}
+
+/// Readable labels and no minor grid lines.
+fn plain_mesh<'m, 'a, 'b, 'c, X, Y>(
+    mesh: &'m mut MeshStyle<'a, 'b, X, Y, SVGBackend<'c>>,
+) -> &'m mut MeshStyle<'a, 'b, X, Y, SVGBackend<'c>>
+where
+    X: plotters::coord::ranged1d::Ranged,
+    Y: plotters::coord::ranged1d::Ranged,
+{
+    mesh.label_style(LABELS).axis_desc_style(LABELS).light_line_style(WHITE.mix(0.0))
 }
 
 /// A range that holds `values` with a little room, and is never empty.
@@ -99,20 +118,8 @@ where
     Y: plotters::coord::ranged1d::AsRangedCoord<Value = f64>,
     <Y as plotters::coord::ranged1d::AsRangedCoord>::CoordDescType: plotters::coord::ranged1d::ValueFormatter<f64>,
 {
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 16))
-        .margin(10)
-        .x_label_area_size(36)
-        .y_label_area_size(56)
-        .build_cartesian_2d(xs, ys)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
-        .y_desc(y_desc)
-        .label_style(LABELS)
-        .axis_desc_style(LABELS)
-        .light_line_style(WHITE.mix(0.0))
-        .draw()?;
+    let mut chart = titled(root, title, 56).build_cartesian_2d(xs, ys)?;
+    plain_mesh(&mut chart.configure_mesh()).x_desc(x_desc).y_desc(y_desc).draw()?;
     for (i, s) in series.iter().enumerate() {
         let c = colour(i);
         chart
@@ -138,22 +145,14 @@ pub fn bar_chart(title: &str, x_desc: &str, bars: &[(String, f64)]) -> Result<St
     let xs = span(bars.iter().map(|b| b.1), true);
     let longest = bars.iter().map(|b| b.0.chars().count()).max().unwrap_or(4) as u32;
     svg((WIDTH, height), |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, ("sans-serif", 16))
-            .margin(10)
-            .x_label_area_size(32)
-            .y_label_area_size((longest * 8 + 12).min(300))
-            .build_cartesian_2d(xs, (0..n).into_segmented())?;
+        let mut chart =
+            titled(root, title, (longest * 8 + 12).min(300)).build_cartesian_2d(xs, (0..n).into_segmented())?;
         let label = |v: &SegmentValue<usize>| match v {
             SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => bars.get(*i).map(|b| b.0.clone()).unwrap_or_default(),
             SegmentValue::Last => String::new(),
         };
-        chart
-            .configure_mesh()
+        plain_mesh(&mut chart.configure_mesh())
             .disable_y_mesh()
-            .label_style(LABELS)
-            .axis_desc_style(LABELS)
-            .light_line_style(WHITE.mix(0.0))
             .x_desc(x_desc)
             .y_labels(n)
             .y_label_formatter(&label)
@@ -175,20 +174,8 @@ pub fn scatter(title: &str, points: &[(f64, f64)], selected: &[bool]) -> Result<
     let xs = span(points.iter().map(|p| p.0), false);
     let ys = span(points.iter().map(|p| p.1), false);
     svg((WIDTH, HEIGHT), |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, ("sans-serif", 16))
-            .margin(10)
-            .x_label_area_size(30)
-            .y_label_area_size(48)
-            .build_cartesian_2d(xs, ys)?;
-        chart
-            .configure_mesh()
-            .x_desc("first principal component")
-            .y_desc("second")
-            .label_style(LABELS)
-            .axis_desc_style(LABELS)
-            .light_line_style(WHITE.mix(0.0))
-            .draw()?;
+        let mut chart = titled(root, title, 48).build_cartesian_2d(xs, ys)?;
+        plain_mesh(&mut chart.configure_mesh()).x_desc("first principal component").y_desc("second").draw()?;
         let is_selected = |i: usize| selected.get(i).copied().unwrap_or(false);
         let pool = points.iter().enumerate().filter(|(i, _)| !is_selected(*i));
         chart
