@@ -116,8 +116,13 @@ mod llvm22 {
         assert_eq!(i["stats"]["evaluations"], 300);
         assert!(i["stats"]["passing"].as_u64().unwrap() > 100);
         assert!(!i["witnesses"].as_array().unwrap().is_empty());
-        let rank = rank_of(&report, "llvm/lib/Transforms/Vectorize/SLPVectorizer.cpp").expect("fix file ranked");
-        assert!(rank <= 3, "SLPVectorizer.cpp ranked {rank}");
+        // The culprit's own file ran code no bug-free run did: it ranks first, and says why.
+        let first = &i["ranking"][0];
+        assert_eq!(first["path"], "llvm/lib/Transforms/Vectorize/SLPVectorizer.cpp", "{first}");
+        assert_eq!(first["rank"], 1);
+        assert_eq!(first["evidence"]["placed"], "culprit", "{first}");
+        assert_eq!(first["evidence"]["culprit"], true);
+        assert!(first["evidence"]["failure_specific"].as_u64().unwrap() > 0, "{first}");
         // The subtarget is built before any pass runs: its constructors (the legalizer's
         // tables) are in no trace, so they cannot look like failure-only code.
         for constructor in ["llvm/lib/Target/X86/X86LegalizerInfo.cpp", "llvm/lib/Target/X86/X86Subtarget.cpp"] {
@@ -246,6 +251,67 @@ mod llvm22 {
         }
     }
 
+    /// A bug folder that cannot be isolated (its program does not parse) is reported as
+    /// an error with the reason; the other bugs are still ranked.
+    #[test]
+    fn eval_reports_a_broken_bug_folder_and_ranks_the_others() {
+        let bench = temp("bench-broken");
+        for (id, broken) in [("191714", false), ("999999", true)] {
+            let dir = bench.join(id);
+            std::fs::create_dir_all(&dir).unwrap();
+            for f in ["meta.json", "oracle.conf", "repro.ll", "seq.txt"] {
+                std::fs::copy(bug("191714", f), dir.join(f)).unwrap();
+            }
+            if broken {
+                std::fs::write(dir.join("repro.ll"), "define i32 @f( {\n").unwrap();
+            }
+        }
+        let out = locseq(&["eval", bench.to_str().unwrap(), "--max-evals", "100", "--json"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let lines = records(&out);
+        let outcome =
+            |id: &str| lines.iter().find(|l| l["type"] == "bug" && l["bug"] == id).unwrap()["outcome"].clone();
+        assert_eq!(outcome("191714")["status"], "ranked");
+        let broken = outcome("999999");
+        assert_eq!(broken["status"], "error", "{broken}");
+        assert!(broken["reason"].as_str().unwrap().contains("repro.ll"), "{broken}");
+        let summary = &lines.last().unwrap()["strategies"][0];
+        assert_eq!((summary["bugs"].as_u64(), summary["errors"].as_u64()), (Some(1), Some(1)), "{summary}");
+        assert_eq!(summary["top1"], 1, "{summary}");
+        assert!(summary["culprit_file_baseline"]["top1"].as_u64().is_some() && summary["spectrum_only"]["bugs"] == 1);
+    }
+
+    /// A failure that is a hang: candidates are cut at a limit derived from the sequence's
+    /// own speed, not at --opt-timeout, and --time bounds the whole isolation.
+    #[test]
+    fn a_hang_is_isolated_within_twice_its_time_budget() {
+        let seq = temp("hang-seq.txt");
+        std::fs::write(&seq, "loop-unroll\n").unwrap();
+        let program = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/unroll-hang.ll");
+        let started = std::time::Instant::now();
+        let out = locseq(&[
+            "isolate",
+            seq.to_str().unwrap(),
+            program.to_str().unwrap(),
+            "--llvm-arg=-unroll-threshold=1000000000",
+            "--llvm-arg=-unroll-full-max-count=100000000",
+            "--opt-timeout",
+            "3",
+            "--time",
+            "20",
+            "--json",
+        ]);
+        let seconds = started.elapsed().as_secs_f64();
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let summary = records(&out).pop().unwrap();
+        assert_eq!(summary["failure"]["kind"], "timeout", "{summary}");
+        assert!(summary["notes"].to_string().contains("counts as hanging"), "{}", summary["notes"]);
+        assert!(seconds < 40.0, "took {seconds:.1} s for --time 20");
+        let phases = summary["seconds_by_phase"].as_object().unwrap();
+        let names: Vec<&str> = phases.keys().map(String::as_str).collect();
+        assert_eq!(names, ["reproduce", "reduce", "culprit", "failing-trace", "search", "rank"]);
+    }
+
     /// A bug whose sequence does not fail here is listed as skipped, with the reason;
     /// the evaluation goes on.
     #[test]
@@ -278,8 +344,58 @@ mod llvm19 {
             (culprit["name"].as_str(), culprit["method"].as_str()),
             (Some("loop-simplifycfg"), Some("failed-in"))
         );
-        let rank = rank_of(&report, "llvm/lib/Transforms/Scalar/LoopSimplifyCFG.cpp").expect("fix file ranked");
-        assert!(rank <= 5, "LoopSimplifyCFG.cpp ranked {rank}");
+        let first = &report["isolation"]["ranking"][0];
+        assert_eq!(first["path"], "llvm/lib/Transforms/Scalar/LoopSimplifyCFG.cpp", "{first}");
+        assert_eq!((first["rank"].as_u64(), first["evidence"]["placed"].as_str()), (Some(1), Some("culprit")));
+        // The pass crashed in its own code: its file is at the top of the stack.
+        assert_eq!(first["evidence"]["stack_depth"], 0, "{first}");
+    }
+
+    /// 123550's fix is in ScalarEvolution, which indvars asks: the culprit's own file
+    /// ranks no higher than the analysis the spectrum points at.
+    #[test]
+    fn an_analysis_fix_does_not_fall_behind_the_culprit_file() {
+        let report = isolate(&[
+            &bug("123550", "seq.txt"),
+            &bug("123550", "repro.ll"),
+            "--driver",
+            &bug("123550", "driver.ll"),
+            "--oracle",
+            "wrong-code",
+        ]);
+        assert_eq!(report["isolation"]["culprit_file"], "llvm/lib/Transforms/Scalar/IndVarSimplify.cpp");
+        let fix = rank_of(&report, "llvm/lib/Analysis/ScalarEvolution.cpp").expect("fix file ranked");
+        let culprit = rank_of(&report, "llvm/lib/Transforms/Scalar/IndVarSimplify.cpp").expect("culprit file ranked");
+        assert!(fix < culprit, "ScalarEvolution.cpp {fix}, IndVarSimplify.cpp {culprit}");
+        assert!(fix <= 3, "ScalarEvolution.cpp ranked {fix}");
+    }
+
+    /// InstCombine's visitors live in InstCombine*.cpp, not in the file of its `run`:
+    /// they are the culprit's files too, and 121584's fix file ranks among them.
+    #[test]
+    fn the_culprits_files_include_those_of_its_classes() {
+        let report = isolate(&[
+            &bug("121584", "seq.txt"),
+            &bug("121584", "repro.ll"),
+            "--driver",
+            &bug("121584", "driver.ll"),
+            "--max-evals",
+            "200",
+        ]);
+        let ranking = report["isolation"]["ranking"].as_array().unwrap();
+        let culprit_files: Vec<&str> =
+            ranking.iter().filter(|r| r["evidence"]["culprit"] == true).map(|r| r["path"].as_str().unwrap()).collect();
+        assert!(
+            culprit_files.contains(&"llvm/lib/Transforms/InstCombine/InstructionCombining.cpp"),
+            "{culprit_files:?}"
+        );
+        assert!(
+            culprit_files.contains(&"llvm/lib/Transforms/InstCombine/InstCombineMulDivRem.cpp"),
+            "{culprit_files:?}"
+        );
+        assert!(culprit_files.iter().all(|f| f.starts_with("llvm/lib/Transforms/InstCombine/")), "{culprit_files:?}");
+        let rank = rank_of(&report, "llvm/lib/Transforms/InstCombine/InstCombineMulDivRem.cpp").unwrap();
+        assert!(rank <= 3, "InstCombineMulDivRem.cpp ranked {rank}");
     }
 
     /// The reduced sequence keeps the passes that set the bug up; the culprit is the one

@@ -39,7 +39,11 @@ impl Sites {
 
     /// The file of a site, if attributable.
     pub fn file(&self, site: u32) -> Option<u32> {
-        self.attribution.functions[self.function[site as usize] as usize].file
+        self.file_of_function(self.function[site as usize])
+    }
+
+    pub fn file_of_function(&self, function: u32) -> Option<u32> {
+        self.attribution.functions[function as usize].file
     }
 }
 

@@ -75,7 +75,10 @@ pub(super) fn arm(sites: &'static Sites) {
         assert_eq!(rc, 0, "cannot make LLVM's code writable: {}", std::io::Error::last_os_error());
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = on_trap as *const () as usize;
-        action.sa_flags = libc::SA_SIGINFO;
+        // A trap's signal frame (a few KiB with the FPU state) goes on the child's signal
+        // stack, as in the agent: on the optimizer's own stack it would make a deep
+        // recursion overflow at another frame than without coverage (another crash face).
+        action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
         libc::sigemptyset(&mut action.sa_mask);
         libc::sigaction(libc::SIGTRAP, &action, std::ptr::null_mut());
     }

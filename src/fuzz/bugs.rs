@@ -9,7 +9,9 @@ use super::pairs::{detail_of, load, FailureDetail};
 use super::store::{now, BugRow, FailureRow, ProgramRow, VariantRow};
 use super::{shell_quote, Campaign};
 use crate::llvm::{IrModule, VerifyEach};
-use crate::oracle::{bug_key, key_before_reduction, observe, Failure, FailureKind, Observation, Oracle, Verdict};
+use crate::oracle::{
+    bug_key, failed_in_pass, key_before_reduction, observe, Failure, FailureKind, Observation, Oracle, Verdict,
+};
 use crate::program::Subject;
 use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, JobSpec, Run};
 use crate::seq::random::{contains_ordered, with_preconditions};
@@ -177,30 +179,8 @@ fn same_cause(c: &Campaign, l: &mut Loaded, kind: FailureKind, pass: &str, reduc
 /// and, when the optimizer failed, in an element that runs `culprit`.
 fn fails_as(c: &Campaign, l: &mut Loaded, pipeline: &str, kind: FailureKind, culprit: &str) -> Result<bool> {
     let run = run(c, l, pipeline)?;
-    let in_culprit = run.failed_in_element.is_none_or(|e| {
-        let element = top_level_elements(pipeline).get(e).and_then(|text| Sequence::parse(text, &c.catalog).ok());
-        element.is_some_and(|element| element.passes().iter().any(|p| p.name == culprit))
-    });
+    let in_culprit = failed_in_pass(&run, pipeline, culprit).unwrap_or(true);
     Ok(in_culprit && matches!(observe(&run, l.reference.as_ref()), Observation::Fails(f) if f.kind == kind))
-}
-
-/// The top-level elements of pipeline text, as LLVM counts them (`failed_in_element`).
-fn top_level_elements(pipeline: &str) -> Vec<&str> {
-    let mut elements = Vec::new();
-    let (mut depth, mut start) = (0i32, 0);
-    for (i, ch) in pipeline.char_indices() {
-        match ch {
-            '(' | '<' => depth += 1,
-            ')' | '>' => depth -= 1,
-            ',' if depth == 0 => {
-                elements.push(&pipeline[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    elements.push(&pipeline[start..]);
-    elements
 }
 
 /// Record this failure as another face of `bug`: its own folder inside the bug's, a line

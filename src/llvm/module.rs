@@ -103,6 +103,30 @@ impl TargetSpec {
     }
 }
 
+/// Why an option of the `opt` tool itself (its driver's, not the library's) cannot be an
+/// `--llvm-arg`, with what to do instead; None for every other option. `-mtriple=`,
+/// `-mcpu=`, `-mattr=` and `-aa-pipeline=` are taken as opt takes them.
+pub fn opt_driver_flag_refusal(arg: &str) -> Option<String> {
+    let bare = arg.trim_start_matches('-');
+    let name = bare.split('=').next().unwrap_or(bare);
+    let why = match name {
+        "O0" | "O1" | "O2" | "O3" | "Os" | "Oz" => "write the level into the pipeline: default<O2>",
+        "passes" | "p" => "give the pipeline as the sequence (--passes, --seq-file, a seq.txt)",
+        "S" | "o" | "f" | "disable-output" | "thinlto-bc" | "module-summary" | "output-thinlto-bc" => {
+            "ctos keeps the optimized IR itself (ctos run --emit-ir DIR writes it)"
+        }
+        "verify-each" | "disable-verify" => {
+            "ctos verifies as its oracle needs (ctos run --verify-each changed|every|off)"
+        }
+        "load-pass-plugin" | "load" => "run that LLVM's opt with --opt PATH",
+        "debug-pass-manager" | "print-pipeline-passes" | "print-passes" => {
+            "it only prints; run opt itself for its output"
+        }
+        _ => return None,
+    };
+    Some(format!("{arg} is an option of the opt tool, not of LLVM's library: {why}"))
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("cannot read {path}: {source}")]

@@ -17,19 +17,23 @@
 #ifndef CTOS_PIPELINE_H
 #define CTOS_PIPELINE_H
 
+#include "llvm/Analysis/AliasAnalysis.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LazyCallGraph.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassInstrumentation.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/StandardInstrumentations.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace llvm;
 
@@ -190,6 +194,17 @@ PipelineTuningOptions optTuning() {
   return PTO;
 }
 
+// opt's `-aa-pipeline` (LLVM's default alias analyses unless set; `-aa-pipeline=` is none
+// at all). opt registers the option in its driver and ctos in shim.cpp; the agent runs
+// inside opt and cannot register it again, so both read it by name.
+std::string ctosAAPipeline() {
+  auto &Options = cl::getRegisteredOptions();
+  auto It = Options.find("aa-pipeline");
+  if (It == Options.end())
+    return "default";
+  return static_cast<cl::opt<std::string> *>(It->second)->getValue();
+}
+
 // Run `Passes` on `Mod`: an error only when LLVM rejects the text; whatever the passes do
 // wrong ends the process (the caller is a sandboxed child).
 Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int Verify, const CtosPassWatch *Watch) {
@@ -207,6 +222,16 @@ Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int V
   FunctionAnalysisManager FAM;
   CGSCCAnalysisManager CGAM;
   ModuleAnalysisManager MAM;
+  // As opt does, the library-function table is built here, before any pass; built lazily
+  // inside whichever pass asks first, its construction (triple parsing) would be in that
+  // pass's trace only when no earlier pass had asked.
+  TargetLibraryInfoImpl TLII(Triple(Mod.getTargetTriple()));
+  FAM.registerPass([&] { return TargetLibraryAnalysis(TLII); });
+  // Registered before the default analyses, as opt does, so that these are used.
+  AAManager AA;
+  if (auto Err = PB.parseAAPipeline(AA, ctosAAPipeline()))
+    return Err;
+  FAM.registerPass([&] { return std::move(AA); });
   PB.registerLoopAnalyses(LAM);
   PB.registerFunctionAnalyses(FAM);
   PB.registerCGSCCAnalyses(CGAM);

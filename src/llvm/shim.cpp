@@ -8,6 +8,11 @@
 #include "llvm-c/Types.h"
 #include "llvm/Support/CBindingWrapping.h"
 
+// opt's own option (its driver defines it, not the library): reproducers that need it
+// (`opt -aa-pipeline= …`) run here as there. pipeline.h reads it.
+static cl::opt<std::string> AAPipeline("aa-pipeline", cl::Hidden, cl::init("default"),
+                                       cl::desc("The alias analyses, as opt -aa-pipeline takes them"));
+
 extern "C" LLVMErrorRef ctos_run_passes(LLVMModuleRef ModuleRef, const char *Passes,
                                         LLVMTargetMachineRef MachineRef, int Verify,
                                         const CtosPassWatch *Watch) {

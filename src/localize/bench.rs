@@ -37,6 +37,9 @@ pub struct BenchBug {
     pub program: PathBuf,
     /// The C program the IR was made from, when the folder has it (`repro.c`).
     pub source: Option<PathBuf>,
+    /// How clang makes `source` into the IR the bug was found on, when not ctos's default
+    /// (`-O2 -Xclang -disable-llvm-passes` for a `default<O2>` bug: see [`clang_args_for`]).
+    pub clang_args: Option<String>,
     pub driver: Option<PathBuf>,
     /// LLVM options, target flags included (`-mtriple=… -slp-threshold=-50`).
     pub llvm_args: Vec<String>,
@@ -109,15 +112,17 @@ impl BenchBug {
             (_, "wrong-code") => OracleMode::WrongCode,
             _ => OracleMode::Auto,
         };
+        let pipeline = std::fs::read_to_string(dir.join("seq.txt"))
+            .with_context(|| format!("cannot read {}/seq.txt", dir.display()))?
+            .trim()
+            .to_string();
         Ok(BenchBug {
             id: dir.file_name().map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into_owned()),
             dir: dir.to_path_buf(),
             title: meta.title,
+            clang_args: conf.get("CLANG_ARGS").cloned().or_else(|| clang_args_for(&pipeline)),
             kind: meta.kind,
-            pipeline: std::fs::read_to_string(dir.join("seq.txt"))
-                .with_context(|| format!("cannot read {}/seq.txt", dir.display()))?
-                .trim()
-                .to_string(),
+            pipeline,
             program,
             source: Some(dir.join("repro.c")).filter(|c| c.exists()),
             driver: Some(dir.join("driver.ll")).filter(|d| d.exists()),
@@ -166,6 +171,8 @@ impl BenchBug {
                 .to_string(),
             program: dir.join(program_file),
             source: Some(dir.join("program.c")).filter(|c| c.exists()),
+            // A campaign compiles its C programs with ctos's default flags.
+            clang_args: None,
             driver: None,
             llvm_args,
             fix_files: Vec::new(),
@@ -186,6 +193,18 @@ impl BenchBug {
     }
 }
 
+/// The clang flags that make a C program into the IR an `-O<x>` pipeline gets in clang:
+/// at that level with LLVM's passes off (`-O2 -Xclang -disable-llvm-passes`), which keeps
+/// what the front end adds at that level (TBAA, lifetime markers) and some bugs need. The
+/// bench's `repro.vN.ll` were made so; a folder's `oracle.conf` may say otherwise with
+/// `CLANG_ARGS=`. None for pipelines without a level.
+pub fn clang_args_for(pipeline: &str) -> Option<String> {
+    let levels = regex::Regex::new(r"(?:^|[,(\s])(?:default|thinlto-pre-link|lto-pre-link|thinlto|lto)<(O[123sz])>")
+        .expect("a valid expression");
+    let level = levels.captures(pipeline)?.get(1)?.as_str();
+    Some(format!("-{level} -Xclang -disable-llvm-passes"))
+}
+
 /// Every bug folder under `dir` (the bench root, its `bugs/`, or one bug folder).
 pub fn read_bench(dir: &Path, llvm_major: u32) -> Result<Vec<BenchBug>> {
     if !dir.is_dir() {
@@ -202,4 +221,17 @@ pub fn read_bench(dir: &Path, llvm_major: u32) -> Result<Vec<BenchBug>> {
         .collect();
     dirs.sort();
     dirs.iter().map(|d| BenchBug::read(d, llvm_major)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_c_bug_is_compiled_at_its_pipelines_level_with_llvms_passes_off() {
+        let args = super::clang_args_for;
+        assert_eq!(args("default<O3>").as_deref(), Some("-O3 -Xclang -disable-llvm-passes"));
+        assert_eq!(args("function(sroa),lto-pre-link<Oz>").as_deref(), Some("-Oz -Xclang -disable-llvm-passes"));
+        // A pass's parameter is no pipeline level.
+        assert_eq!(args("function(loop-unroll<O2>)"), None);
+        assert_eq!(args("instcombine"), None);
+    }
 }

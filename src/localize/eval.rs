@@ -26,6 +26,9 @@ pub struct Attempt {
     pub files_ranked: usize,
     /// The culprit pass, as `locseq isolate` reports it.
     pub culprit: Option<String>,
+    /// Ranks of the fix files by the spectrum alone (LocSeq's ranking, the crash stack
+    /// included): what the culprit and failure-only evidence changed.
+    pub spectrum_ranks: Vec<Option<usize>>,
     /// Ranks of the fix files when only the culprit pass's own file is ranked (first) and
     /// every other file ties behind it: the baseline an engineer gets at a glance.
     pub culprit_file_ranks: Vec<Option<usize>>,
@@ -40,18 +43,28 @@ pub struct Attempt {
 
 #[derive(Debug, Clone)]
 pub enum BugOutcome {
-    Ranked { attempts: Vec<Attempt> },
-    Skipped { reason: String },
+    Ranked {
+        attempts: Vec<Attempt>,
+    },
+    /// The bug does not apply to this LLVM or strategy (it does not fire, say).
+    Skipped {
+        reason: String,
+    },
+    /// The isolation failed: the bug folder or the tool is at fault, not the ranking.
+    Error {
+        reason: String,
+    },
 }
 
-/// `{"status": "ranked"|"skipped", "attempts": […]|null, "reason": null|"…"}`: the same
-/// keys either way, as the `--json` convention wants.
+/// `{"status": "ranked"|"skipped"|"error", "attempts": […]|null, "reason": null|"…"}`: the
+/// same keys either way, as the `--json` convention wants.
 impl Serialize for BugOutcome {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
         let (status, attempts, reason) = match self {
             BugOutcome::Ranked { attempts } => ("ranked", Some(attempts), None),
             BugOutcome::Skipped { reason } => ("skipped", None, Some(reason)),
+            BugOutcome::Error { reason } => ("error", None, Some(reason)),
         };
         let mut s = serializer.serialize_struct("BugOutcome", 3)?;
         s.serialize_field("status", status)?;
@@ -84,6 +97,11 @@ impl BugResult {
         self.median_of(|a| &a.culprit_file_ranks)
     }
 
+    /// The same for the spectrum alone.
+    pub fn median_spectrum_ranks(&self) -> Option<MedianRanks> {
+        self.median_of(|a| &a.spectrum_ranks)
+    }
+
     fn median_of(&self, ranks_of: impl Fn(&Attempt) -> &Vec<Option<usize>>) -> Option<MedianRanks> {
         let BugOutcome::Ranked { attempts } = &self.outcome else { return None };
         let worst = attempts.iter().map(|a| a.files_ranked + 1).max().unwrap_or(1);
@@ -106,11 +124,17 @@ pub struct StrategySummary {
     pub metrics: Metrics,
     /// The same bugs ranked by the culprit-file baseline.
     pub culprit_file_baseline: Metrics,
+    /// The same isolations ranked by the spectrum alone.
+    pub spectrum_only: Metrics,
     pub evaluations_per_second: f64,
     /// Passing runs kept as evidence (bug-free sequences, witness programs) per hour of
     /// search.
     pub witnesses_per_hour: f64,
     pub median_seconds_to_ranking: f64,
+    /// Bugs that do not apply to this LLVM or strategy.
+    pub skipped: usize,
+    /// Bugs whose isolation failed (each `bug` record says why).
+    pub errors: usize,
 }
 
 pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
@@ -120,6 +144,7 @@ pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
         metrics(&ranks, &worst)
     };
     let culprit_file_baseline = metrics_of(BugResult::median_baseline_ranks);
+    let spectrum_only = metrics_of(BugResult::median_spectrum_ranks);
     let metrics = metrics_of(BugResult::median_ranks);
     let attempts: Vec<&Attempt> = mine
         .iter()
@@ -129,6 +154,7 @@ pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
         })
         .flatten()
         .collect();
+    let count = |status: fn(&BugOutcome) -> bool| mine.iter().filter(|r| status(&r.outcome)).count();
     let evals: usize = attempts.iter().map(|a| a.evaluations).sum();
     let witnesses: usize = attempts.iter().map(|a| a.passing).sum();
     let secs: f64 = attempts.iter().map(|a| a.search_seconds).sum();
@@ -138,9 +164,12 @@ pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
         strategy,
         metrics,
         culprit_file_baseline,
+        spectrum_only,
         evaluations_per_second: if secs > 0.0 { evals as f64 / secs } else { 0.0 },
         witnesses_per_hour: if secs > 0.0 { witnesses as f64 * 3600.0 / secs } else { 0.0 },
         median_seconds_to_ranking: totals.get(totals.len() / 2).copied().unwrap_or(0.0),
+        skipped: count(|o| matches!(o, BugOutcome::Skipped { .. })),
+        errors: count(|o| matches!(o, BugOutcome::Error { .. })),
     }
 }
 
@@ -169,48 +198,43 @@ pub struct EvalSetup<'a> {
 }
 
 /// Isolate `bug` `repeat` times (seeds 1..=repeat) with `strategy`; skip it, with the
-/// reason, when it does not fire on the LLVM under test.
-pub fn evaluate_bug(
-    bug: &BenchBug,
-    strategy: Strategy,
-    setup: &EvalSetup,
-    progress: &mut dyn Progress,
-) -> Result<BugResult> {
+/// reason, when it does not fire on the LLVM under test; an isolation that fails is the
+/// bug's outcome (`Error`, with the reason), so that one broken bug folder costs an
+/// evaluation nothing but its own row.
+pub fn evaluate_bug(bug: &BenchBug, strategy: Strategy, setup: &EvalSetup, progress: &mut dyn Progress) -> BugResult {
+    let outcome = attempts(bug, strategy, setup, progress).unwrap_or_else(|e| match e.downcast::<Inapplicable>() {
+        Ok(why) => BugOutcome::Skipped { reason: why.0 },
+        Err(e) => BugOutcome::Error { reason: format!("{e:#}") },
+    });
+    BugResult { bug: bug.id.clone(), kind: bug.kind.clone(), strategy, fix_files: bug.fix_files.clone(), outcome }
+}
+
+fn attempts(bug: &BenchBug, strategy: Strategy, setup: &EvalSetup, progress: &mut dyn Progress) -> Result<BugOutcome> {
     let EvalSetup { base, repeat, jobs, limits, catalog, opt } = setup;
     let (repeat, jobs, limits, catalog) = (*repeat, *jobs, *limits, *catalog);
     let major = opt.as_ref().map_or(crate::llvm::version().0, ExternalOpt::major);
-    let result = |outcome| BugResult {
-        bug: bug.id.clone(),
-        kind: bug.kind.clone(),
-        strategy,
-        fix_files: bug.fix_files.clone(),
-        outcome,
-    };
     if !bug.versions.is_empty() && !bug.versions.contains(&major) {
         let fires: Vec<String> = bug.versions.iter().map(u32::to_string).collect();
-        return Ok(result(BugOutcome::Skipped {
-            reason: format!("fires on LLVM {}, not on {major}", fires.join(", ")),
-        }));
+        return Ok(BugOutcome::Skipped { reason: format!("fires on LLVM {}, not on {major}", fires.join(", ")) });
     }
     let program = bug.program_for(strategy);
-    let spec = SubjectSpec { driver: bug.driver.clone(), ..SubjectSpec::new(program, &bug.llvm_args) }
+    let mut spec = SubjectSpec { driver: bug.driver.clone(), ..SubjectSpec::new(program, &bug.llvm_args) }
         .with_opt(opt.as_ref())?;
-    let mut subject = Subject::load(&spec, jobs, limits).with_context(|| format!("bug {}", bug.id))?;
-    let input = ProgramInput::read(program, &spec.frontend, bug.driver.as_deref(), &subject.target)
-        .with_context(|| format!("bug {}", bug.id))?;
-    let buggy = Sequence::parse(&bug.pipeline, catalog).with_context(|| format!("bug {}: seq.txt", bug.id))?;
+    if let Some(flags) = &bug.clang_args {
+        spec.frontend.flags = flags.split_whitespace().map(str::to_string).collect();
+    }
+    let mut subject = Subject::load(&spec, jobs, limits)?;
+    let input = ProgramInput::read(program, &spec.frontend, bug.driver.as_deref(), &subject.target)?;
+    let buggy = Sequence::parse(&bug.pipeline, catalog).context("seq.txt")?;
     let mut attempts = Vec::new();
     for seed in 1..=repeat as u64 {
         let opts =
             IsolateOptions { oracle: bug.oracle.clone(), pattern: bug.pattern.clone(), strategy, seed, ..base.clone() };
         let isolation =
-            match isolate(&mut subject.pool, &mut subject.module, Some(&input), &buggy, catalog, &opts, progress) {
-                Ok(i) => i,
-                Err(e) if e.is::<Inapplicable>() => return Ok(result(BugOutcome::Skipped { reason: e.to_string() })),
-                Err(e) => return Err(e.context(format!("bug {}", bug.id))),
-            };
+            isolate(&mut subject.pool, &mut subject.module, Some(&input), &buggy, catalog, &opts, progress)?;
         let of_fix = |f: &String| isolation.ranking.iter().find(|r| &r.path == f);
         let ranks = bug.fix_files.iter().map(|f| of_fix(f).map(|r| r.rank)).collect();
+        let spectrum_ranks = bug.fix_files.iter().map(|f| of_fix(f).map(|r| r.evidence.spectrum_rank)).collect();
         let scores = bug.fix_files.iter().map(|f| of_fix(f).map(|r| r.score)).collect();
         let best_other_score = isolation.ranking.iter().find(|r| !bug.fix_files.contains(&r.path)).map(|r| r.score);
         let ranked: Vec<&str> = isolation.ranking.iter().map(|r| r.path.as_str()).collect();
@@ -223,6 +247,7 @@ pub fn evaluate_bug(
             files_ranked: isolation.ranking.len(),
             culprit: isolation.culprit.as_ref().map(|c| c.to_string()),
             culprit_file_ranks,
+            spectrum_ranks,
             evaluations: isolation.stats.evaluations,
             passing: isolation.stats.passing,
             seconds: isolation.seconds_total,
@@ -231,7 +256,7 @@ pub fn evaluate_bug(
             unattributed: isolation.unattributed,
         });
     }
-    Ok(result(BugOutcome::Ranked { attempts }))
+    Ok(BugOutcome::Ranked { attempts })
 }
 
 #[cfg(test)]

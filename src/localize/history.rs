@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::evidence::Evidence;
-use super::rank::{rank, FileRank};
+use super::rank::{rank, DirectEvidence, FileRank};
 use super::sbfl::{Aggregate, Formula};
 use super::search::SearchStats;
 use crate::coverage::Sites;
@@ -77,7 +77,7 @@ impl SearchHistory {
         sites: &Sites,
         formula: Formula,
         aggregate: Aggregate,
-        extra: &[(u32, f64)],
+        direct: &DirectEvidence,
     ) {
         let started = std::time::Instant::now();
         self.files = ranking.iter().take(FOLLOWED_FILES).map(|f| f.path.clone()).collect();
@@ -85,7 +85,7 @@ impl SearchHistory {
             .history
             .iter()
             .map(|snapshot| {
-                let then = rank(&evidence.as_of(snapshot), sites, formula, aggregate, extra);
+                let then = rank(&evidence.as_of(snapshot), sites, formula, aggregate, direct);
                 let score_of: HashMap<&str, f64> = then.iter().map(|f| (f.path.as_str(), f.score)).collect();
                 ScorePoint {
                     seconds: snapshot.seconds,

@@ -41,10 +41,7 @@ fn failure(page: &mut Page, i: &Isolation, settings: &[(&str, String)]) {
         "coverage",
         format!("the failing run covers {} elements in {} files", i.failing_elements, i.failing_files),
     ));
-    facts.push((
-        "time",
-        format!("{:.1} s (reproduce and reduce {:.1} s)", i.seconds_total, i.seconds_reproduce_and_reduce),
-    ));
+    facts.push(("time", format!("{:.1} s ({:.1} s before the search)", i.seconds_total, i.seconds_before_search())));
     facts.extend(settings.iter().cloned());
     page.facts(&facts);
     for note in &i.notes {
@@ -114,7 +111,7 @@ fn search(page: &mut Page, i: &Isolation) -> Result<()> {
 
 fn ranking(page: &mut Page, i: &Isolation, top: usize) {
     page.heading("Ranked files");
-    let best = i.ranking.first().map_or(1.0, |f| f.score).max(1e-12);
+    let best = i.ranking.iter().map(|f| f.score).fold(1e-12, f64::max);
     let rows: Vec<Vec<Cell>> = i
         .ranking
         .iter()
@@ -126,12 +123,13 @@ fn ranking(page: &mut Page, i: &Isolation, top: usize) {
                 Cell::Num(f.rank.to_string()),
                 Cell::Html(format!("<span class=\"nowrap\">{} {:.4}</span>", bar(f.score / best, 160), f.score)),
                 Cell::Num(f.elements.to_string()),
+                Cell::Text(f.evidence.describe()),
                 Cell::Text(f.path.clone()),
                 Cell::Html(functions.join("<br>")),
             ]
         })
         .collect();
-    page.table("ranking", &["rank", "score", "elements", "file", "most suspicious functions"], &rows);
+    page.table("ranking", &["rank", "score", "elements", "evidence", "file", "most suspicious functions"], &rows);
     if i.ranking.len() > top {
         page.paragraph(&format!("{} more files (--top N shows more).", i.ranking.len() - top));
     }

@@ -1,8 +1,8 @@
 //! `locseq isolate`: from one failing (program, sequence) to ranked LLVM source files.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _, Result};
 use rand::SeedableRng;
@@ -17,10 +17,11 @@ use super::files::FileFilter;
 use super::ga::{GaParams, GeneTable};
 use super::history::SearchHistory;
 use super::programs::{search_programs, Evaluator, Guidance, ProgramInput, ProgramSearch};
-use super::rank::{rank, stack_evidence, FileRank};
+use super::rank::{culprit_files, rank, stack_evidence, DirectEvidence, FileRank};
+use super::record::{RecordSettings, Recorder};
 use super::runner::Runner;
 use super::sbfl::{Aggregate, Formula};
-use super::search::{search, Budget, SearchResult, SearchSetup, SearchStats, Strategy, Witness};
+use super::search::{search, Budget, SearchSetup, SearchStats, Strategy, Witness};
 use super::similarity::SimilarityFormula;
 use crate::coverage::{self, Coverage, Granularity, Spectrum};
 use crate::llvm::{print_pipeline_passes, IrModule};
@@ -183,8 +184,23 @@ pub struct Isolation {
     pub stats: SearchStats,
     /// The search's counts over time, and the final top files' scores as evidence grew.
     pub history: SearchHistory,
-    pub seconds_reproduce_and_reduce: f64,
+    /// Wall seconds of each phase: reproduce, reduce, culprit, failing-trace, search, rank
+    /// (a JSON object in that order).
+    #[serde(serialize_with = "in_order")]
+    pub seconds_by_phase: Vec<(&'static str, f64)>,
     pub seconds_total: f64,
+}
+
+fn in_order<S: serde::Serializer>(pairs: &[(&'static str, f64)], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+}
+
+impl Isolation {
+    /// The seconds spent before the search: reproducing, reducing, finding the culprit
+    /// and recording the failing trace.
+    pub fn seconds_before_search(&self) -> f64 {
+        self.seconds_by_phase.iter().take_while(|(p, _)| *p != "search").map(|(_, s)| s).sum()
+    }
 }
 
 /// Why an isolation cannot be done on this input at all (the failure does not fire, the
@@ -199,13 +215,14 @@ pub trait Progress {
     fn search(&mut self, stats: &SearchStats);
 }
 
-/// The oracle for the failure `buggy` shows, or an error saying why there is none.
+/// The oracle for the failure `buggy` shows, or an error saying why there is none; and the
+/// top-level element the optimizer stopped in, if it stopped.
 fn establish_oracle(
     runner: &mut Runner,
     buggy: &str,
     opts: &IsolateOptions,
     checked: CheckedOptions,
-) -> Result<Oracle> {
+) -> Result<(Oracle, Option<usize>)> {
     let can_execute = runner.module.has_main();
     let wants_execution = matches!(opts.oracle, OracleMode::Auto | OracleMode::WrongCode) && can_execute;
     if opts.oracle == OracleMode::WrongCode && !can_execute {
@@ -252,11 +269,11 @@ fn establish_oracle(
             f
         }
     };
-    let oracle = Oracle { expected, reference, pattern, script };
+    let oracle = Oracle { expected, reference, pattern, script, crash_in: None };
     if oracle.judge(&run, buggy)? != Verdict::Same {
         bail!(Inapplicable("the failure does not reproduce: the run does not match --pattern".into()));
     }
-    Ok(oracle)
+    Ok((oracle, run.failed_in_element))
 }
 
 /// What the sequence search and the program search may each spend: mixed halves the
@@ -301,8 +318,155 @@ fn genes_and_table(reduced: &Sequence, catalog: &Catalog, candidates: &str) -> R
     Ok((genes, GeneTable::new(buggy, candidates)))
 }
 
+/// Wall seconds per phase, in the order the phases ran.
+#[derive(Default)]
+struct Clock {
+    phases: Vec<(&'static str, f64)>,
+    since: Option<Instant>,
+}
+
+impl Clock {
+    fn lap(&mut self, phase: &'static str) {
+        let now = Instant::now();
+        self.phases.push((phase, now.duration_since(self.since.unwrap_or(now)).as_secs_f64()));
+        self.since = Some(now);
+    }
+}
+
+/// A timeout failure (the optimizer hangs): how long a candidate may run before it counts
+/// as hanging. Five times what the failing sequence takes without the element that hung,
+/// at least a second, at most the pool's limit; the pool's limit is what a run takes when
+/// it hangs, and a search whose every candidate hangs that long learns nothing in time.
+fn hang_limit(runner: &mut Runner, failing: &str, hung_in: Option<usize>) -> Result<Option<Duration>> {
+    let elements = crate::seq::top_level_elements(failing);
+    let Some(hung) = hung_in.filter(|&e| e < elements.len()) else { return Ok(None) };
+    let rest: Vec<&str> = elements.iter().enumerate().filter(|&(i, _)| i != hung).map(|(_, e)| *e).collect();
+    let run = runner.run(&rest.join(","), false)?;
+    if run.outcome != crate::sandbox::Outcome::Ok {
+        return Ok(None);
+    }
+    let limit = Duration::from_secs_f64(run.opt_millis * 5.0 / 1000.0).max(Duration::from_secs(1));
+    Ok(Some(limit.min(runner.pool.limits().opt_timeout)))
+}
+
+/// Expand `default<Ox>` and remove passes while the failure stays, until `deadline`.
+fn reduce_sequence(
+    runner: &mut Runner,
+    oracle: &Oracle,
+    buggy: &Sequence,
+    opt: &Path,
+    opts: &IsolateOptions,
+    deadline: Option<Instant>,
+    notes: &mut Vec<String>,
+) -> Result<Sequence> {
+    let catalog = runner.catalog;
+    let mut current = buggy.clone();
+    let expanded =
+        buggy.expand_pipelines(catalog, &mut |p| print_pipeline_passes(opt, p)).map_err(anyhow::Error::msg)?;
+    if expanded != *buggy {
+        let text = runner.text(&expanded)?;
+        let run = runner.run(&text, false)?;
+        if oracle.judge(&run, &text)? == Verdict::Same {
+            current = expanded;
+        } else {
+            notes.push("the expanded pipeline does not fail the same way; kept it unexpanded".into());
+        }
+    }
+    if opts.reduce {
+        let mut broken: Option<anyhow::Error> = None;
+        let mut out_of_time = false;
+        let mut fails = |candidate: &Sequence| -> bool {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                out_of_time = true;
+                return false;
+            }
+            let Ok(text) = runner.text(candidate) else { return false };
+            let verdict = runner.run(&text, false).and_then(|run| oracle.judge(&run, &text));
+            match verdict {
+                Ok(v) => v == Verdict::Same,
+                Err(e) => {
+                    broken.get_or_insert(e);
+                    false
+                }
+            }
+        };
+        current = reduce(&current, &mut fails);
+        let flat = current.flattened();
+        if flat != current && fails(&flat) {
+            current = flat;
+        }
+        if let Some(e) = broken {
+            return Err(e.context("reducing the failing sequence"));
+        }
+        if out_of_time {
+            notes.push(format!(
+                "reduction stopped at half of --time with {} passes left, to leave the search the other half",
+                current.len()
+            ));
+        }
+    }
+    if !current.is_flat() {
+        notes.push("the reduced sequence needs its adaptors; candidates render its passes flat".into());
+    }
+    Ok(current)
+}
+
+/// The failing run's coverage and what the ranking takes from it.
+struct FailingTrace {
+    coverage: Coverage,
+    filter: FileFilter,
+    /// Restricted to the files ranked.
+    spectrum: Spectrum,
+    direct: DirectEvidence,
+    /// The culprit file of the culprit's `run` method.
+    culprit_file: Option<String>,
+    /// Whether traces record the culprit pass alone (else whole pipelines).
+    focused: bool,
+}
+
+fn record_failing_trace(
+    runner: &mut Runner,
+    oracle: &Oracle,
+    culprit: Option<&Culprit>,
+    reduced: &str,
+    opts: &IsolateOptions,
+    notes: &mut Vec<String>,
+) -> Result<FailingTrace> {
+    let coverage = Coverage::arm_for(runner.pool, opts.granularity)?;
+    let sites = coverage.sites;
+    let filter = FileFilter::new(sites, &opts.file_prefixes, opts.cpp_only);
+    let culprit_file = culprit.and_then(|c| c.class.as_deref()).and_then(|c| sites.attribution.file_of_pass(c));
+    let mut focus = culprit.filter(|_| opts.trace == TraceScope::Culprit);
+    let mut run = None;
+    if let Some(c) = focus {
+        let job = JobSpec { observe: true, focus: Some(c.focus_here()), ..runner.job(&c.pipeline) };
+        run = failing_run(runner, oracle, job)?.filter(|r| r.trace.as_ref().is_some_and(|t| !t.is_empty()));
+        if run.is_none() {
+            notes.push(format!("no coverage recorded while {} ran; traces cover whole pipelines", c.name));
+            focus = None;
+        }
+    }
+    if run.is_none() {
+        let job = JobSpec { observe: true, ..runner.job(reduced) };
+        run = failing_run(runner, oracle, job)?;
+    }
+    let run = run.context("the reduced sequence stopped failing when run with coverage")?;
+    let trace = run.trace.as_deref().unwrap_or_default();
+    let full = Spectrum::from_failing_trace(trace, sites, opts.cut_error_reporting);
+    let spectrum = filter.restrict(&full, sites);
+    let stack = match (&run.crash, opts.stack) {
+        (Some(crash), true) => stack_evidence(&crash.stack, sites, &spectrum),
+        _ => Vec::new(),
+    };
+    let class = culprit.and_then(|c| c.class.as_deref());
+    let direct =
+        DirectEvidence { culprit_files: culprit_files(class, culprit_file.as_deref(), &spectrum, sites), stack };
+    Ok(FailingTrace { coverage, filter, spectrum, direct, culprit_file, focused: focus.is_some() })
+}
+
 /// `program` is the failing program as written (C or IR): the witness-program strategies
-/// mutate it.
+/// mutate it. `opts.budget.time` bounds the whole isolation: reduction stops at half of
+/// it, and the search takes what is left.
 #[allow(clippy::too_many_arguments)]
 pub fn isolate(
     pool: &mut Pool,
@@ -314,6 +478,7 @@ pub fn isolate(
     progress: &mut dyn Progress,
 ) -> Result<Isolation> {
     let started = Instant::now();
+    let mut clock = Clock { since: Some(started), ..Clock::default() };
     let mut checked = opts.check(catalog)?;
     if opts.strategy.mutates_programs() && program.is_none() {
         bail!("--strategy {} mutates the program, and none was given", opts.strategy.name());
@@ -333,6 +498,7 @@ pub fn isolate(
     }
     // Reproduction and reduction need no coverage: run them without breakpoints.
     coverage::disarm_for(pool)?;
+    let pool_limit = pool.limits().opt_timeout;
     let mut runner = Runner {
         pool,
         module,
@@ -345,95 +511,176 @@ pub fn isolate(
     };
     let original = runner.text(buggy)?;
     progress.phase(&format!("reproducing the failure of {original}"));
-    let oracle = establish_oracle(&mut runner, &original, opts, checked)?;
+    let (mut oracle, hung_in) = establish_oracle(&mut runner, &original, opts, checked)?;
     runner.verify = oracle.verify_each();
     let mut notes = Vec::new();
-    let mut current = buggy.clone();
+    if oracle.expected.kind == FailureKind::Timeout {
+        if let Some(limit) = hang_limit(&mut runner, &original, hung_in)? {
+            runner.pool.set_opt_timeout(limit);
+            notes.push(format!(
+                "the optimizer hangs: a candidate that runs longer than {:.1} s counts as hanging (5 times the \
+                 sequence without the pass that hung)",
+                limit.as_secs_f64()
+            ));
+        }
+    }
+    clock.lap("reproduce");
+    let result =
+        isolate_reproduced(&mut runner, &mut oracle, program, buggy, &original, opts, progress, notes, started);
+    // The pool outlives this isolation (locseq eval runs several on one).
+    runner.pool.set_opt_timeout(pool_limit);
+    let mut isolation = result?;
+    clock.phases.extend(isolation.seconds_by_phase.drain(..));
+    isolation.seconds_by_phase = clock.phases;
+    isolation.seconds_total = started.elapsed().as_secs_f64();
+    Ok(isolation)
+}
 
-    let expanded =
-        buggy.expand_pipelines(catalog, &mut |p| print_pipeline_passes(&opt, p)).map_err(anyhow::Error::msg)?;
-    if expanded != *buggy {
-        let text = runner.text(&expanded)?;
-        let run = runner.run(&text, false)?;
-        if oracle.judge(&run, &text)? == Verdict::Same {
-            current = expanded;
-        } else {
-            notes.push("the expanded pipeline does not fail the same way; kept it unexpanded".into());
-        }
-    }
-    if opts.reduce {
-        progress.phase(&format!("reducing {} passes", current.len()));
-        let mut broken: Option<anyhow::Error> = None;
-        let mut fails = |candidate: &Sequence| -> bool {
-            let Ok(text) = runner.text(candidate) else { return false };
-            let verdict = runner.run(&text, false).and_then(|run| oracle.judge(&run, &text));
-            match verdict {
-                Ok(v) => v == Verdict::Same,
-                Err(e) => {
-                    broken.get_or_insert(e);
-                    false
-                }
-            }
-        };
-        current = reduce(&current, &mut fails);
-        let flat = current.flattened();
-        if flat != current && fails(&flat) {
-            current = flat;
-        }
-        if let Some(e) = broken {
-            return Err(e.context("reducing the failing sequence"));
-        }
-    }
-    if !current.is_flat() {
-        notes.push("the reduced sequence needs its adaptors; candidates render its passes flat".into());
-    }
+/// Everything after the failure is reproduced; `seconds_by_phase` holds these phases only.
+#[allow(clippy::too_many_arguments)]
+fn isolate_reproduced(
+    runner: &mut Runner,
+    oracle: &mut Oracle,
+    program: Option<&ProgramInput>,
+    buggy: &Sequence,
+    original: &str,
+    opts: &IsolateOptions,
+    progress: &mut dyn Progress,
+    mut notes: Vec<String>,
+    started: Instant,
+) -> Result<Isolation> {
+    let opt = runner.pool.opt_path();
+    let mut clock = Clock { since: Some(Instant::now()), ..Clock::default() };
+    let deadline = opts.budget.time.map(|t| started + t);
+    let reduce_until = opts.budget.time.map(|t| started + t / 2);
+    progress.phase(&format!("reducing {} passes", buggy.len()));
+    let current = reduce_sequence(runner, oracle, buggy, &opt, opts, reduce_until, &mut notes)?;
     let reduced = runner.text(&current)?;
     let reduction_tests = runner.tests;
+    clock.lap("reduce");
+
     progress.phase("finding the culprit pass");
-    let culprit = match find_culprit(&mut runner, &oracle, &current)? {
-        Ok(c) => Some(c),
+    let culprit = match find_culprit(runner, oracle, &current)? {
+        Ok(c) => {
+            oracle.crash_in = Some(c.name.clone());
+            Some(c)
+        }
         Err(why) => {
             notes.push(format!("no culprit pass: {why}"));
             None
         }
     };
-    let seconds_reproduce_and_reduce = started.elapsed().as_secs_f64();
+    clock.lap("culprit");
 
     progress.phase("recording the failing run's coverage");
-    let coverage = Coverage::arm_for(runner.pool, opts.granularity)?;
-    let sites = coverage.sites;
-    let filter = FileFilter::new(sites, &opts.file_prefixes, opts.cpp_only);
-    let culprit_file =
-        culprit.as_ref().and_then(|c| c.class.as_deref()).and_then(|c| sites.attribution.file_of_pass(c));
-    let mut focus = culprit.as_ref().filter(|_| opts.trace == TraceScope::Culprit);
-    let mut run = None;
-    if let Some(c) = focus {
-        let job = JobSpec { observe: true, focus: Some(c.focus_here()), ..runner.job(&c.pipeline) };
-        run = failing_run(&mut runner, &oracle, job)?.filter(|r| r.trace.as_ref().is_some_and(|t| !t.is_empty()));
-        if run.is_none() {
-            notes.push(format!("no coverage recorded while {} ran; traces cover whole pipelines", c.name));
-            focus = None;
-        }
-    }
-    if run.is_none() {
-        let job = JobSpec { observe: true, ..runner.job(&reduced) };
-        run = failing_run(&mut runner, &oracle, job)?;
-    }
-    let run = run.context("the reduced sequence stopped failing when run with coverage")?;
-    let trace = run.trace.as_deref().unwrap_or_default();
-    let full = Spectrum::from_failing_trace(trace, sites, opts.cut_error_reporting);
-    let failing = filter.restrict(&full, sites);
-    let stack = match (&run.crash, opts.stack) {
-        (Some(crash), true) => stack_evidence(&crash.stack, sites, &failing),
-        _ => Vec::new(),
-    };
+    let trace = record_failing_trace(runner, oracle, culprit.as_ref(), &reduced, opts, &mut notes)?;
+    clock.lap("failing-trace");
 
-    let (genes, table) = genes_and_table(&current, catalog, &opts.candidates)?;
+    let focus = culprit.as_ref().filter(|_| trace.focused);
+    let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+    let budget = Budget { time: left, max_evals: opts.budget.max_evals };
+    let (mut result, mut history) = search_witnesses(
+        runner,
+        oracle,
+        program,
+        &current,
+        &reduced,
+        culprit.as_ref(),
+        focus,
+        &trace,
+        opts,
+        budget,
+        progress,
+        &mut notes,
+    )?;
+    clock.lap("search");
+
+    let sites = trace.coverage.sites;
+    let ranking = rank(&result.evidence, sites, opts.formula, opts.aggregate, &trace.direct);
+    history.finish(&result.stats);
+    result.evidence.snapshot();
+    history.follow_scores(&result.evidence, &ranking, sites, opts.formula, opts.aggregate, &trace.direct);
+    notes.extend(witness_notes(opts.strategy, &result.stats));
+    let mut witnesses = result.witnesses;
+    witnesses.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
+    clock.lap("rank");
+    Ok(Isolation {
+        failure: oracle.expected.clone(),
+        original: original.to_string(),
+        reduced_passes: current.len(),
+        reduced,
+        reduction_tests,
+        culprit,
+        culprit_file: trace.culprit_file,
+        notes,
+        unattributed: sites.attribution.unattributed_note.clone(),
+        failing_elements: trace.spectrum.len(),
+        failing_files: trace.spectrum.files.len(),
+        ranking,
+        witnesses,
+        stats: result.stats,
+        history,
+        seconds_by_phase: clock.phases,
+        seconds_total: 0.0,
+    })
+}
+
+/// What the ranking rests on when the search found no witness of the kind it looked for.
+fn witness_notes(strategy: Strategy, stats: &SearchStats) -> Option<String> {
+    let sequences = !matches!(strategy, Strategy::Diwi | Strategy::Recbi);
+    if stats.passing == stats.passing_configs && strategy != Strategy::Configs && sequences {
+        let ties = if stats.passing == 0 {
+            "every file the failing run covers ties"
+        } else {
+            "only configurations of the culprit are witnesses"
+        };
+        return Some(format!(
+            "no bug-free sequence found, so {ties}; {}",
+            if strategy.constrained() {
+                "every candidate keeps the failing passes: try --strategy cga-wc, which drops that constraint"
+            } else {
+                "try a longer --time"
+            }
+        ));
+    }
+    (!sequences && stats.passing == 0).then(|| {
+        "no bug-free mutant found, so files rank by how much of the failing run they cover; try a longer --time, \
+         or --strategy mixed to add sequence witnesses"
+            .to_string()
+    })
+}
+
+/// What the searches found: the spectrum counts, the witnesses, the counts of runs.
+struct Found {
+    evidence: Evidence,
+    witnesses: Vec<Witness>,
+    stats: SearchStats,
+}
+
+/// The sequence search, the program search, or both (mixed), into one spectrum.
+#[allow(clippy::too_many_arguments)]
+fn search_witnesses(
+    runner: &mut Runner,
+    oracle: &Oracle,
+    program: Option<&ProgramInput>,
+    current: &Sequence,
+    reduced: &str,
+    culprit: Option<&Culprit>,
+    focus: Option<&Culprit>,
+    trace: &FailingTrace,
+    opts: &IsolateOptions,
+    budget: Budget,
+    progress: &mut dyn Progress,
+    notes: &mut Vec<String>,
+) -> Result<(Found, SearchHistory)> {
+    let catalog = runner.catalog;
+    let sites = trace.coverage.sites;
+    let (genes, table) = genes_and_table(current, catalog, &opts.candidates)?;
     let sequences = !matches!(opts.strategy, Strategy::Diwi | Strategy::Recbi);
-    let space = match &culprit {
+    let space = match culprit {
         Some(c) if sequences && (opts.configs || opts.strategy == Strategy::Configs) => {
-            match crate::llvm::opt_hidden_options(&opt) {
-                Ok(help) => Some(ConfigSpace::new(&current, c, catalog, &help, runner.pool.llvm_args())),
+            match crate::llvm::opt_hidden_options(&runner.pool.opt_path()) {
+                Ok(help) => Some(ConfigSpace::new(current, c, catalog, &help, runner.pool.llvm_args())),
                 Err(e) => {
                     notes.push(format!("no configurations: {e}"));
                     None
@@ -450,48 +697,47 @@ pub fn isolate(
     let mut setup = SearchSetup {
         pool: runner.pool,
         module: runner.module,
-        coverage,
-        oracle: &oracle,
+        coverage: trace.coverage,
+        oracle,
         catalog,
         render: opts.render,
-        filter: &filter,
-        failing: &failing,
+        focus: focus.map(Culprit::focus_anywhere),
+        configs: space.as_ref(),
+    };
+    let mut recorder = Recorder::new(RecordSettings {
+        sites,
+        filter: &trace.filter,
+        failing: &trace.spectrum,
         similarity: opts.similarity,
         evidence: opts.evidence,
         near: opts.near,
         cut_error_reporting: opts.cut_error_reporting,
-        focus: focus.map(Culprit::focus_anywhere),
-        configs: space.as_ref(),
-    };
+    });
     let mut rng = ChaCha8Rng::seed_from_u64(opts.seed);
-    let (sequence_budget, program_budget) = split_budget(opts.strategy, opts.budget);
+    let (sequence_budget, program_budget) = split_budget(opts.strategy, budget);
     let strategy_name = if opts.strategy == Strategy::Mixed { Strategy::Cga } else { opts.strategy };
     if sequence_budget.is_some() {
         progress.phase(&format!("searching ({strategy_name:?}, {} genes)", genes.len()));
     }
     // About a hundred points over the budget; a search bounded by evaluations only, one a second.
-    let gap = opts.budget.time.map_or(1.0, |t| (t.as_secs_f64() / 100.0).clamp(0.05, 60.0));
+    let gap = budget.time.map_or(1.0, |t| (t.as_secs_f64() / 100.0).clamp(0.05, 60.0));
     let mut history = SearchHistory::default();
     let mut report = |s: &SearchStats, progress: &mut dyn Progress| {
         history.record(s, gap);
         progress.search(s);
     };
-    let mut result = match sequence_budget {
-        Some(budget) => {
-            report(&SearchStats::default(), progress);
-            search(&mut setup, genes, &table, strategy_name, opts.ga, budget, &mut rng, &mut |s| report(s, progress))?
-        }
-        None => {
-            SearchResult { evidence: Evidence::new(&failing), witnesses: Vec::new(), stats: SearchStats::default() }
-        }
-    };
+    if let Some(budget) = sequence_budget {
+        report(&SearchStats::default(), progress);
+        let r = &mut recorder;
+        search(&mut setup, r, genes, &table, strategy_name, opts.ga, budget, &mut rng, &mut |s| report(s, progress))?;
+    }
     if let (Some(budget), Some(program)) = (program_budget, program) {
         let guidance = if opts.strategy == Strategy::Diwi { Guidance::Diwi } else { Guidance::Recbi };
         progress.phase(&format!("mutating the program ({guidance:?})"));
         let mutator = program.mutator(guidance == Guidance::Recbi)?;
         let (pipeline, focus) = match focus {
             Some(c) => (c.pipeline.clone(), Some(c.focus_here())),
-            None => (reduced.clone(), None),
+            None => (reduced.to_string(), None),
         };
         let mut search = ProgramSearch {
             evaluator: Evaluator {
@@ -499,69 +745,17 @@ pub fn isolate(
                 input: program,
                 pipeline,
                 focus,
-                oracle: &oracle,
-                sites,
-                filter: &filter,
+                oracle,
                 screen: Screen { clang: program.frontend.clang.clone(), ..Screen::default() },
                 scratch: tempfile::Builder::new().prefix("ctos-mutants-").tempdir()?,
                 seconds: Default::default(),
             },
             mutator: mutator.as_ref(),
-            failing: &failing,
-            similarity: opts.similarity,
             guidance,
             budget,
         };
-        let before = result.stats.clone();
-        let (witnesses, stats) =
-            search_programs(&mut search, &mut result.evidence, &mut rng, &mut |s| report(&before.plus(s), progress))?;
-        result.witnesses.extend(witnesses);
-        result.stats = before.plus(&stats);
+        search_programs(&mut search, &mut recorder, &mut rng, &mut |s| report(s, progress))?;
     }
-    let ranking = rank(&result.evidence, sites, opts.formula, opts.aggregate, &stack);
-    history.finish(&result.stats);
-    result.evidence.snapshot();
-    history.follow_scores(&result.evidence, &ranking, sites, opts.formula, opts.aggregate, &stack);
-    if result.stats.passing == result.stats.passing_configs && opts.strategy != Strategy::Configs && sequences {
-        let ties = if result.stats.passing == 0 {
-            "every file the failing run covers ties"
-        } else {
-            "only configurations of the culprit are witnesses"
-        };
-        notes.push(format!(
-            "no bug-free sequence found, so {ties}; {}",
-            if opts.strategy.constrained() {
-                "every candidate keeps the failing passes: try --strategy cga-wc, which drops that constraint"
-            } else {
-                "try a longer --time"
-            }
-        ));
-    } else if !sequences && result.stats.passing == 0 {
-        notes.push(
-            "no bug-free mutant found, so files rank by how much of the failing run they cover; try a longer \
-             --time, or --strategy mixed to add sequence witnesses"
-                .into(),
-        );
-    }
-    let mut witnesses = result.witnesses;
-    witnesses.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
-    Ok(Isolation {
-        failure: oracle.expected.clone(),
-        original,
-        reduced_passes: current.len(),
-        reduced,
-        reduction_tests,
-        culprit,
-        culprit_file,
-        notes,
-        unattributed: sites.attribution.unattributed_note.clone(),
-        failing_elements: failing.len(),
-        failing_files: failing.files.len(),
-        ranking,
-        witnesses,
-        stats: result.stats,
-        history,
-        seconds_reproduce_and_reduce,
-        seconds_total: started.elapsed().as_secs_f64(),
-    })
+    let Recorder { evidence, witnesses, stats, .. } = recorder;
+    Ok((Found { evidence, witnesses, stats }, history))
 }

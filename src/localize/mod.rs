@@ -15,6 +15,7 @@ pub mod html;
 pub mod isolate;
 pub mod programs;
 pub mod rank;
+pub mod record;
 mod runner;
 pub mod sbfl;
 pub mod search;

@@ -75,7 +75,7 @@ pub fn rank_files(elements: &[(u32, f64)], aggregate: Aggregate) -> Vec<RankedFi
         *max = max.max(s);
         *n += 1;
     }
-    let mut ranked: Vec<RankedFile> = per_file
+    let ranked: Vec<RankedFile> = per_file
         .into_iter()
         .map(|(file, (sum, max, n))| {
             let score = match aggregate {
@@ -86,8 +86,13 @@ pub fn rank_files(elements: &[(u32, f64)], aggregate: Aggregate) -> Vec<RankedFi
             RankedFile { file, score, elements: n, rank: 0 }
         })
         .collect();
-    // Stable sort on a BTreeMap's output: equal scores stay in file-id order.
-    ranked.sort_by(|a, b| b.score.total_cmp(&a.score));
+    sorted_with_ranks(ranked)
+}
+
+/// `ranked` by score descending (equal scores by file id), each with the worst position of
+/// its tie group as its rank.
+pub fn sorted_with_ranks(mut ranked: Vec<RankedFile>) -> Vec<RankedFile> {
+    ranked.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.file.cmp(&b.file)));
     // Exact equality defines a tie: scores are computed the same way for every file, and a
     // tolerance would make ties non-transitive.
     let mut start = 0;

@@ -8,11 +8,9 @@ use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use super::configs::ConfigSpace;
-use super::evidence::{Evidence, FailingEvidence};
-use super::files::FileFilter;
 use super::ga::{self, GaParams, GeneTable, Individual};
-use super::similarity::{similarity, SimilarityFormula};
-use crate::coverage::{Coverage, Spectrum};
+use super::record::{Made, Recorder};
+use crate::coverage::Coverage;
 use crate::llvm::IrModule;
 use crate::oracle::{Oracle, Verdict};
 use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, Focus, JobSpec, Pool, Run};
@@ -105,29 +103,6 @@ pub struct SearchStats {
     pub programs: Option<super::programs::search::ProgramStats>,
 }
 
-impl SearchStats {
-    /// The counts of two searches that fed one spectrum, one after the other.
-    pub fn plus(&self, later: &SearchStats) -> SearchStats {
-        let mut other_kinds = self.other_kinds.clone();
-        for (k, n) in &later.other_kinds {
-            *other_kinds.entry(k.clone()).or_default() += n;
-        }
-        SearchStats {
-            evaluations: self.evaluations + later.evaluations,
-            passing: self.passing + later.passing,
-            failing_same: self.failing_same + later.failing_same,
-            other_failures: self.other_failures + later.other_failures,
-            rejected: self.rejected + later.rejected,
-            passing_configs: self.passing_configs + later.passing_configs,
-            generations: self.generations + later.generations,
-            best_similarity: self.best_similarity.max(later.best_similarity),
-            seconds: self.seconds + later.seconds,
-            other_kinds,
-            programs: later.programs.clone().or_else(|| self.programs.clone()),
-        }
-    }
-}
-
 pub struct SearchSetup<'a> {
     pub pool: &'a mut Pool,
     pub module: &'a mut IrModule,
@@ -135,26 +110,10 @@ pub struct SearchSetup<'a> {
     pub oracle: &'a Oracle,
     pub catalog: &'a Catalog,
     pub render: RenderOptions,
-    pub filter: &'a FileFilter,
-    /// The failing run's spectrum, restricted by `filter`.
-    pub failing: &'a Spectrum,
-    pub similarity: SimilarityFormula,
-    pub evidence: FailingEvidence,
-    /// Passing runs count as evidence only when their file-level Jaccard with the failing
-    /// run reaches this (0 keeps all, as LocSeq).
-    pub near: f64,
-    /// Cut failing candidates' traces before LLVM's error reporting.
-    pub cut_error_reporting: bool,
     /// Record candidates' coverage only while this pass runs.
     pub focus: Option<Focus>,
     /// Configurations of the culprit pass to try (`Strategy::Configs`, or mixed in).
     pub configs: Option<&'a ConfigSpace>,
-}
-
-pub struct SearchResult {
-    pub evidence: Evidence,
-    pub witnesses: Vec<Witness>,
-    pub stats: SearchStats,
 }
 
 /// One run to evaluate: a pipeline and the LLVM options of its child.
@@ -176,22 +135,26 @@ impl Candidate {
     }
 }
 
-struct Searcher<'a, 'b> {
+struct Searcher<'a, 'b, 'r> {
     s: &'b mut SearchSetup<'a>,
+    recorder: &'b mut Recorder<'r>,
     genes: Vec<Pass>,
     memo: HashMap<String, f64>,
     exec_cache: ExecCache,
-    evidence: Evidence,
-    witnesses: Vec<Witness>,
-    stats: SearchStats,
     started: Instant,
+    /// Evaluations recorded before this search (mixed: none, it comes first).
+    evaluations_before: usize,
     budget: Budget,
 }
 
-impl Searcher<'_, '_> {
+impl Searcher<'_, '_, '_> {
+    fn evaluations(&self) -> usize {
+        self.recorder.stats.evaluations - self.evaluations_before
+    }
+
     fn exhausted(&self) -> bool {
         self.budget.time.is_some_and(|t| self.started.elapsed() >= t)
-            || self.budget.max_evals.is_some_and(|m| self.stats.evaluations >= m)
+            || self.budget.max_evals.is_some_and(|m| self.evaluations() >= m)
     }
 
     fn pipeline(&self, individual: &[u16]) -> String {
@@ -235,84 +198,77 @@ impl Searcher<'_, '_> {
             }
         }
         if let Some(max) = self.budget.max_evals {
-            fresh.truncate(max.saturating_sub(self.stats.evaluations));
+            fresh.truncate(max.saturating_sub(self.evaluations()));
         }
         let exec = if self.s.oracle.needs_execution() { ExecMode::Always } else { ExecMode::Never };
-        let items = fresh.iter().enumerate().map(|(index, (c, _))| BatchItem {
-            index,
-            job: JobSpec {
-                exec,
-                observe: true,
-                focus: self.s.focus.clone(),
-                verify_each: self.s.oracle.verify_each(),
-                llvm_args: c.llvm_args.clone(),
-                ..JobSpec::optimize(c.pipeline.clone())
-            },
-        });
-        let mut results = vec![None; fresh.len()];
-        run_batch_cached(self.s.pool, self.s.module, items, &mut self.exec_cache, |i, run| results[i] = Some(run))?;
-        for ((candidate, key), run) in fresh.iter().zip(results) {
-            let run = run.expect("every job finishes");
-            let fitness = self.judge(candidate, &run)?;
-            self.memo.insert((*key).clone(), fitness);
+        // In pieces, so that a budget runs out inside a batch whose runs are slow (a hang
+        // bug's candidates run to their time limit).
+        let piece = self.s.pool.jobs() * 8;
+        for chunk in fresh.chunks(piece) {
+            if self.budget.time.is_some_and(|t| self.started.elapsed() >= t) {
+                break;
+            }
+            let items = chunk.iter().enumerate().map(|(index, (c, _))| BatchItem {
+                index,
+                job: JobSpec {
+                    exec,
+                    observe: true,
+                    focus: self.s.focus.clone(),
+                    verify_each: self.s.oracle.verify_each(),
+                    llvm_args: c.llvm_args.clone(),
+                    ..JobSpec::optimize(c.pipeline.clone())
+                },
+            });
+            let mut results = vec![None; chunk.len()];
+            run_batch_cached(self.s.pool, self.s.module, items, &mut self.exec_cache, |i, run| results[i] = Some(run))?;
+            for ((candidate, key), run) in chunk.iter().zip(results) {
+                let run = run.expect("every job finishes");
+                let fitness = self.judge(candidate, &run)?;
+                self.memo.insert((*key).clone(), fitness);
+            }
         }
-        // Candidates beyond the evaluation budget get no credit.
+        // Candidates beyond the budget get no credit.
         Ok(keys.iter().map(|k| self.memo.get(k).copied().unwrap_or(0.0)).collect())
     }
 
     /// Count one run as evidence; its fitness.
     fn judge(&mut self, candidate: &Candidate, run: &Run) -> anyhow::Result<f64> {
-        self.stats.evaluations += 1;
         let verdict = self.s.oracle.judge(run, &candidate.pipeline)?;
         let trace = run.trace.as_deref().unwrap_or(&[]);
-        let sites = self.s.coverage.sites;
         Ok(match verdict {
             Verdict::Passes => {
-                let spectrum = self.s.filter.restrict(&Spectrum::from_trace(trace, sites), sites);
-                let sim = similarity(&spectrum, self.s.failing, sites, self.s.similarity);
-                let file_jaccard = spectrum.file_jaccard(self.s.failing);
-                if file_jaccard >= self.s.near {
-                    self.evidence.add_passing(&spectrum);
-                }
-                self.stats.passing += 1;
-                self.stats.passing_configs += usize::from(candidate.config);
-                self.stats.best_similarity = self.stats.best_similarity.max(sim);
-                self.witnesses.push(Witness {
+                let spectrum = self.recorder.passing_spectrum(trace);
+                let made = Made {
                     pipeline: candidate.pipeline.clone(),
                     llvm_args: candidate.llvm_args.clone(),
                     configuration: candidate.config,
-                    similarity: sim,
-                    file_jaccard,
                     mutation: None,
-                });
-                sim
+                };
+                self.recorder.passing(&spectrum, made)
             }
             Verdict::Same => {
-                self.stats.failing_same += 1;
-                if self.s.evidence == FailingEvidence::All {
-                    let full = Spectrum::from_failing_trace(trace, sites, self.s.cut_error_reporting);
-                    self.evidence.add_failing(&self.s.filter.restrict(&full, sites));
-                }
+                self.recorder.failing_same(trace);
                 0.0
             }
             Verdict::Other(failure) => {
-                self.stats.other_failures += 1;
-                *self.stats.other_kinds.entry(failure.to_string()).or_default() += 1;
+                self.recorder.other_failure(&failure);
                 0.0
             }
             Verdict::Rejected => {
-                self.stats.rejected += 1;
+                self.recorder.refused();
                 0.0
             }
         })
     }
 }
 
-/// Search for bug-free sequences near the failing one. `genes` is the gene table's pass
-/// list (indices in `table` point into it). `progress` is called after every batch.
+/// Search for bug-free sequences near the failing one, into `recorder`. `genes` is the
+/// gene table's pass list (indices in `table` point into it). `progress` is called after
+/// every batch.
 #[allow(clippy::too_many_arguments)]
 pub fn search<R: Rng + ?Sized>(
     setup: &mut SearchSetup,
+    recorder: &mut Recorder,
     genes: Vec<Pass>,
     table: &GeneTable,
     strategy: Strategy,
@@ -320,17 +276,16 @@ pub fn search<R: Rng + ?Sized>(
     budget: Budget,
     rng: &mut R,
     progress: &mut dyn FnMut(&SearchStats),
-) -> anyhow::Result<SearchResult> {
+) -> anyhow::Result<()> {
     params.constrained = strategy.constrained();
-    let evidence = Evidence::new(setup.failing);
+    let seconds_before = recorder.stats.seconds;
     let mut s = Searcher {
         s: setup,
+        evaluations_before: recorder.stats.evaluations,
+        recorder,
         genes,
         memo: HashMap::new(),
         exec_cache: ExecCache::default(),
-        evidence,
-        witnesses: Vec::new(),
-        stats: SearchStats::default(),
         started: Instant::now(),
         budget,
     };
@@ -339,7 +294,7 @@ pub fn search<R: Rng + ?Sized>(
     // A search space this small gets exhausted: stop when batches bring nothing new.
     let mut idle_batches = 0;
     while !s.exhausted() && idle_batches < 20 {
-        let before = s.stats.evaluations;
+        let before = s.evaluations();
         if strategy == Strategy::Configs {
             s.evaluate_configs(batch, rng)?;
         } else if strategy.evolves() && !population.is_empty() {
@@ -361,11 +316,11 @@ pub fn search<R: Rng + ?Sized>(
             // when every sequence with the culprit pass fails.
             s.evaluate_configs(batch / CONFIG_SHARE, rng)?;
         }
-        s.stats.generations += 1;
-        s.stats.seconds = s.started.elapsed().as_secs_f64();
-        idle_batches = if s.stats.evaluations == before { idle_batches + 1 } else { 0 };
-        progress(&s.stats);
+        s.recorder.stats.generations += 1;
+        s.recorder.stats.seconds = seconds_before + s.started.elapsed().as_secs_f64();
+        idle_batches = if s.evaluations() == before { idle_batches + 1 } else { 0 };
+        progress(&s.recorder.stats);
     }
-    s.stats.seconds = s.started.elapsed().as_secs_f64();
-    Ok(SearchResult { evidence: s.evidence, witnesses: s.witnesses, stats: s.stats })
+    s.recorder.stats.seconds = seconds_before + s.started.elapsed().as_secs_f64();
+    Ok(())
 }

@@ -172,6 +172,13 @@ pub fn observe(run: &Run, reference: Option<&Execution>) -> Observation {
     Observation::Fails(Failure { kind, signature })
 }
 
+/// Whether the optimizer stopped (crash, fatal error, hang) inside a top-level element of
+/// `pipeline` that runs `pass`; None when the run does not say where it stopped.
+pub fn failed_in_pass(run: &Run, pipeline: &str, pass: &str) -> Option<bool> {
+    let element = run.failed_in_element?;
+    Some(crate::seq::top_level_elements(pipeline).get(element).is_some_and(|text| crate::seq::names_pass(text, pass)))
+}
+
 /// How a run relates to the failure under study.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "verdict", content = "failure")]
@@ -195,12 +202,15 @@ pub struct Oracle {
     pub pattern: Option<regex::Regex>,
     /// A user's interestingness test decides instead of the signature.
     pub script: Option<ScriptOracle>,
+    /// Once the culprit pass is known: a crash inside it is the failure under study
+    /// whatever its top frame (one fault can crash in several places of its pass).
+    pub crash_in: Option<String>,
 }
 
 impl Oracle {
     /// Recognize `expected` by kind and signature alone (as campaigns and reducers do).
     pub fn of(expected: Failure, reference: Option<Execution>) -> Oracle {
-        Oracle { expected, reference, pattern: None, script: None }
+        Oracle { expected, reference, pattern: None, script: None, crash_in: None }
     }
 
     /// Whether runs must execute the program to be judged.
@@ -236,8 +246,17 @@ impl Oracle {
         Ok(match failure {
             None => Verdict::Passes,
             Some(f) if self.expected.matches(&f) && self.pattern_matches(run) => Verdict::Same,
+            Some(f) if self.crashed_in_culprit(&f, run, pipeline) => Verdict::Same,
             Some(f) => Verdict::Other(f),
         })
+    }
+
+    fn crashed_in_culprit(&self, failure: &Failure, run: &Run, pipeline: &str) -> bool {
+        let Some(pass) = &self.crash_in else { return false };
+        self.expected.kind == FailureKind::Crash
+            && failure.kind == FailureKind::Crash
+            && self.pattern_matches(run)
+            && failed_in_pass(run, pipeline, pass) == Some(true)
     }
 
     fn pattern_matches(&self, run: &Run) -> bool {

@@ -258,3 +258,23 @@ fn failure_kinds_round_trip_through_their_names() {
     }
     assert_eq!(FailureKind::parse("segfault"), None);
 }
+
+#[test]
+fn once_the_culprit_is_known_a_crash_inside_it_is_the_same_failure_whatever_its_top_frame() {
+    let expected = fails(observe(&crashed(libc::SIGSEGV, &["llvm::LoopInfo::erase"]), None));
+    let mut oracle = Oracle::of(expected, None);
+    let pipeline = "function(sroa),function(loop(loop-simplifycfg))";
+    let elsewhere =
+        |element| Run { failed_in_element: Some(element), ..crashed(libc::SIGSEGV, &["llvm::Loop::getHeader"]) };
+    // Before the culprit is known, the top frame tells failures apart.
+    assert!(matches!(oracle.judge(&elsewhere(1), pipeline).unwrap(), Verdict::Other(_)));
+    oracle.crash_in = Some("loop-simplifycfg".into());
+    assert_eq!(oracle.judge(&elsewhere(1), pipeline).unwrap(), Verdict::Same);
+    // A crash in another pass, or one whose pass is unknown, is another failure.
+    assert!(matches!(oracle.judge(&elsewhere(0), pipeline).unwrap(), Verdict::Other(_)));
+    let unplaced = crashed(libc::SIGSEGV, &["llvm::Loop::getHeader"]);
+    assert!(matches!(oracle.judge(&unplaced, pipeline).unwrap(), Verdict::Other(_)));
+    // Other kinds keep their signature.
+    let fatal = Run { failed_in_element: Some(1), ..run(Outcome::Fatal, "x") };
+    assert!(matches!(oracle.judge(&fatal, pipeline).unwrap(), Verdict::Other(_)));
+}

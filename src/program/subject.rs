@@ -74,6 +74,9 @@ pub struct Subject {
 impl Subject {
     /// Load the program (and driver) and start a pool of `jobs` children with `limits`.
     pub fn load(spec: &SubjectSpec, jobs: usize, limits: Limits) -> Result<Subject> {
+        if let Some(why) = spec.llvm_args.iter().find_map(|a| crate::llvm::opt_driver_flag_refusal(a)) {
+            anyhow::bail!("--llvm-arg {why}");
+        }
         let (target, llvm_args) = TargetSpec::split_flags(&spec.llvm_args);
         must_be_file(&spec.program, "")?;
         if let Some(driver) = &spec.driver {

@@ -188,6 +188,11 @@ impl Pool {
         &self.limits
     }
 
+    /// Set how long later children may spend optimizing; the previous limit.
+    pub fn set_opt_timeout(&mut self, timeout: std::time::Duration) -> std::time::Duration {
+        std::mem::replace(&mut self.limits.opt_timeout, timeout)
+    }
+
     /// Set how long later children may spend generating code and running `main`; the
     /// previous limit.
     pub fn set_exec_timeout(&mut self, timeout: std::time::Duration) -> std::time::Duration {

@@ -84,6 +84,54 @@ pub fn pipeline_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .filter(|(_, l)| !l.is_empty())
 }
 
+/// The top-level elements of new-PM pipeline text, as LLVM counts them (the sandbox's
+/// `failed_in_element` indexes these).
+pub fn top_level_elements(pipeline: &str) -> Vec<&str> {
+    let mut elements = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, ch) in pipeline.char_indices() {
+        match ch {
+            '(' | '<' => depth += 1,
+            ')' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                elements.push(&pipeline[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    elements.push(&pipeline[start..]);
+    elements
+}
+
+/// Whether new-PM pipeline text names the pass `name` (adaptors and parameters aside, no
+/// catalog needed): `function(loop(licm<allowspeculation>))` names `licm`.
+pub fn names_pass(pipeline: &str, name: &str) -> bool {
+    let mut params = 0i32;
+    let mut word = String::new();
+    for ch in pipeline.chars().chain(std::iter::once(',')) {
+        match ch {
+            '<' => params += 1,
+            '>' => params -= 1,
+            _ if params > 0 => {}
+            '(' | ')' | ',' => {
+                if word.trim() == name {
+                    return true;
+                }
+                word.clear();
+            }
+            _ => word.push(ch),
+        }
+        if ch == '<' && word.trim() == name {
+            return true;
+        }
+        if ch == '<' {
+            word.clear();
+        }
+    }
+    false
+}
+
 fn strip_comments(text: &str) -> String {
     text.lines().map(|l| l.split('#').next().unwrap_or("")).collect::<Vec<_>>().join("\n")
 }

@@ -131,6 +131,23 @@ fn seq_files_may_list_one_pass_per_line_with_comments() {
 }
 
 #[test]
+fn top_level_elements_and_the_passes_they_name() {
+    let text = "function(loop-mssa(licm<allowspeculation>),instcombine<max-iterations=1;no-verify-fixpoint>),sroa,cgscc(inline)";
+    let elements = super::top_level_elements(text);
+    assert_eq!(elements.len(), 3);
+    assert_eq!(elements[1], "sroa");
+    assert!(super::names_pass(elements[0], "licm"));
+    assert!(super::names_pass(elements[0], "instcombine"));
+    assert!(super::names_pass(elements[0], "loop-mssa"));
+    assert!(!super::names_pass(elements[0], "sroa"));
+    // Parameters are not passes, and a name must match whole.
+    assert!(!super::names_pass(elements[0], "allowspeculation"));
+    assert!(!super::names_pass(elements[0], "max-iterations=1"));
+    assert!(!super::names_pass(text, "inst"));
+    assert!(super::names_pass(elements[2], "inline"));
+}
+
+#[test]
 fn sets_have_the_papers_sizes() {
     let c = catalog();
     assert_eq!(c.set("locseq").unwrap().len(), 32);

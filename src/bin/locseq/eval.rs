@@ -47,6 +47,7 @@ pub struct EvalArgs {
 fn rank_text(r: &BugResult) -> String {
     match (&r.outcome, r.median_ranks()) {
         (BugOutcome::Skipped { .. }, _) => "skipped".into(),
+        (BugOutcome::Error { .. }, _) => "error".into(),
         (_, Some((ranks, worst))) => {
             let files: Vec<String> =
                 ranks.iter().map(|x| x.map_or(format!(">{}", worst - 1), |x| x.to_string())).collect();
@@ -94,12 +95,15 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
     for bug in &bugs {
         for &strategy in &strategies {
             if !args.json {
-                eprintln!("bug {} ({}), {strategy:?}", bug.id, bug.kind);
+                eprintln!("bug {} ({}), {}", bug.id, bug.kind, strategy.name());
             }
             let mut bar = Bar::new(args.search.time, args.json);
             let result = evaluate_bug(bug, strategy, &setup, &mut bar);
             bar.finish();
-            results.push(result?);
+            if let (BugOutcome::Error { reason }, false) = (&result.outcome, args.json) {
+                eprintln!("error: bug {}: {reason}", bug.id);
+            }
+            results.push(result);
         }
     }
     let summaries: Vec<_> = strategies.iter().map(|&s| summarize(s, &results)).collect();
@@ -133,7 +137,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
     )?;
     ctos::out!("{:<8} {:<11}", "bug", "type")?;
     for s in &strategies {
-        ctos::out!(" {:>14}", format!("{s:?}").to_lowercase())?;
+        ctos::out!(" {:>14}", s.name())?;
     }
     ctos::outln!("  fix file")?;
     for bug in &bugs {
@@ -143,7 +147,8 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         for &s in &strategies {
             let r = results.iter().find(|r| r.bug == bug.id && r.strategy == s).expect("evaluated");
             match &r.outcome {
-                BugOutcome::Skipped { reason } => skip = Some(reason.clone()),
+                BugOutcome::Skipped { reason } => skip = Some(format!("skipped: {reason}")),
+                BugOutcome::Error { reason } => skip = Some(format!("error: {reason}")),
                 BugOutcome::Ranked { attempts } => culprit = culprit.or(attempts[0].culprit.clone()),
             }
             ctos::out!(" {:>14}", rank_text(r))?;
@@ -153,11 +158,11 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
             ctos::outln!("{:>20}culprit: {c}", "")?;
         }
         if let Some(reason) = skip {
-            ctos::outln!("{:>20}skipped: {reason}", "")?;
+            ctos::outln!("{:>20}{reason}", "")?;
         }
     }
     ctos::outln!(
-        "\n{:<12} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7} {:>8} {:>9} {:>9}",
+        "\n{:<16} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7} {:>8} {:>9} {:>9}",
         "strategy",
         "bugs",
         "top1",
@@ -174,7 +179,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
     let mean = |x: f64| if x.is_finite() { format!("{x:.2}") } else { "-".into() };
     let row = |name: String, m: &ctos::localize::sbfl::Metrics| -> std::io::Result<()> {
         ctos::out!(
-            "{:<12} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7}",
+            "{:<16} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7}",
             name,
             m.bugs,
             m.top1,
@@ -186,7 +191,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         )
     };
     for s in &summaries {
-        row(format!("{:?}", s.strategy).to_lowercase(), &s.metrics)?;
+        row(s.strategy.name(), &s.metrics)?;
         ctos::outln!(
             " {:>8.1} {:>9.0} {:>9.1}",
             s.evaluations_per_second,
@@ -194,10 +199,22 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
             s.median_seconds_to_ranking
         )?;
     }
+    // What the strategies' ranks would be by the spectrum alone.
+    for s in &summaries {
+        row(format!("{} spectrum", s.strategy.name()), &s.spectrum_only)?;
+        ctos::outln!()?;
+    }
     // The culprit is found before any search: one baseline row serves every strategy.
     if let Some(s) = summaries.first() {
         row("culprit-file".into(), &s.culprit_file_baseline)?;
         ctos::outln!()?;
+    }
+    for s in summaries.iter().filter(|s| s.errors > 0) {
+        ctos::outln!(
+            "\n{}: {} bug(s) could not be isolated (the reason is in the bug's row)",
+            s.strategy.name(),
+            s.errors
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -185,6 +185,7 @@ fn target(args: &IsolateArgs) -> Result<Target> {
     options.opt = opt_path.or(bug.opt.clone());
     options.llvm_args = bug.llvm_args.iter().chain(&args.input.llvm_args).cloned().collect();
     options.driver = args.input.driver.clone().or(bug.driver.clone());
+    options.clang_args = args.input.clang_args.clone().or(bug.clang_args.clone());
     let spec = options.spec(bug.program_for(args.strategy))?;
     let catalog = ctos::program::catalog_for(spec.opt.as_ref())?;
     let sequence = parse_sequence(&bug.pipeline, &bug.dir, &catalog)?;
@@ -309,16 +310,17 @@ fn print_report(i: &Isolation, top: usize) -> Result<()> {
     }
     ctos::outln!("coverage:  the failing run covers {} elements in {} files", i.failing_elements, i.failing_files)?;
     ctos::outln!(
-        "time:      {:.1} s (reproduce and reduce {:.1} s)\n",
+        "time:      {:.1} s ({})\n",
         i.seconds_total,
-        i.seconds_reproduce_and_reduce
+        i.seconds_by_phase.iter().map(|(p, s)| format!("{p} {s:.1}")).collect::<Vec<_>>().join(", ")
     )?;
-    ctos::outln!("{:>4}  {:>7}  {:>6}  file / top functions", "rank", "score", "elems")?;
+    ctos::outln!("{:>4}  {:>9}  {:>6}  file / evidence / top functions", "rank", "score", "elems")?;
     for r in i.ranking.iter().take(top) {
-        ctos::outln!("{:>4}  {:>7.4}  {:>6}  {}", r.rank, r.score, r.elements, r.path)?;
+        ctos::outln!("{:>4}  {:>9.4}  {:>6}  {}", r.rank, r.score, r.elements, r.path)?;
+        ctos::outln!("{:>23}{}", "", r.evidence.describe())?;
         if !r.top_functions.is_empty() {
             let names: Vec<String> = r.top_functions.iter().map(|f| shorten(f, 70)).collect();
-            ctos::outln!("{:>21}{}", "", names.join(", "))?;
+            ctos::outln!("{:>23}{}", "", names.join(", "))?;
         }
     }
     Ok(())

@@ -18,15 +18,12 @@ use serde::Serialize;
 
 pub use search::{search_programs, Guidance, ProgramSearch};
 
-use crate::coverage::{Sites, Spectrum};
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::mutate::ir::IrMutator;
 use crate::mutate::witness::{Mutator, Subset};
-use crate::oracle::{Oracle, Verdict};
+use crate::oracle::{Failure, Oracle, Verdict};
 use crate::program::{screen_many, Screen, Screening};
 use crate::sandbox::{run_each, ExecMode, ExecStatus, Execution, Focus, JobSpec, Pool};
-
-use super::files::FileFilter;
 
 /// What the failing program is written in, which decides the mutation backend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -86,12 +83,12 @@ impl ProgramInput {
 pub enum Judged {
     /// Not a program the search can use; the reason, for the statistics.
     Invalid(Refusal),
-    /// Still fails the same way: a seed for higher-order mutants.
-    Fails,
+    /// Still fails the same way (with its trace): a seed for higher-order mutants.
+    Fails(Vec<u32>),
     /// Fails some other way: no evidence.
-    Other,
-    /// Passes, with its coverage restricted like the failing run's.
-    Passes(Spectrum),
+    Other(Failure),
+    /// Passes, with its trace.
+    Passes(Vec<u32>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -129,8 +126,6 @@ pub struct Evaluator<'a> {
     pub pipeline: String,
     pub focus: Option<Focus>,
     pub oracle: &'a Oracle,
-    pub sites: &'static Sites,
-    pub filter: &'a FileFilter,
     pub screen: Screen,
     /// Mutants are written here for clang.
     pub scratch: tempfile::TempDir,
@@ -262,20 +257,20 @@ impl Evaluator<'_> {
             };
         }
         let runs = run_each(self.pool, work)?;
-        for (k, run) in runs.into_iter().enumerate() {
+        for (k, mut run) in runs.into_iter().enumerate() {
             let oracle = Oracle {
                 expected: self.oracle.expected.clone(),
                 reference: references.as_ref().map(|r| r[k].clone()),
                 pattern: self.oracle.pattern.clone(),
                 script: None,
+                crash_in: self.oracle.crash_in.clone(),
             };
-            out[index[k]] = Some(match oracle.judge(&run, &self.pipeline)? {
-                Verdict::Passes => {
-                    let trace = run.trace.as_deref().unwrap_or(&[]);
-                    Judged::Passes(self.filter.restrict(&Spectrum::from_trace(trace, self.sites), self.sites))
-                }
-                Verdict::Same => Judged::Fails,
-                Verdict::Other(_) => Judged::Other,
+            let verdict = oracle.judge(&run, &self.pipeline)?;
+            let trace = run.trace.take().unwrap_or_default();
+            out[index[k]] = Some(match verdict {
+                Verdict::Passes => Judged::Passes(trace),
+                Verdict::Same => Judged::Fails(trace),
+                Verdict::Other(failure) => Judged::Other(failure),
                 Verdict::Rejected => Judged::Invalid(Refusal::Rejected),
             });
         }

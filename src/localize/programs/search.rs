@@ -14,10 +14,8 @@ use super::diwi::Diwi;
 use super::quality::{CovSet, WitnessSet};
 use super::recbi::Recbi;
 use super::{Evaluator, Judged, Refusal};
-use crate::coverage::Spectrum;
-use crate::localize::evidence::Evidence;
-use crate::localize::search::{Budget, SearchStats, Witness};
-use crate::localize::similarity::{similarity, SimilarityFormula};
+use crate::localize::record::{Made, Recorder};
+use crate::localize::search::{Budget, SearchStats};
 use crate::mutate::witness::Mutator;
 
 /// How the next rule is chosen and which passing programs are kept.
@@ -77,8 +75,6 @@ pub struct ProgramStats {
 pub struct ProgramSearch<'a> {
     pub evaluator: Evaluator<'a>,
     pub mutator: &'a dyn Mutator,
-    pub failing: &'a Spectrum,
-    pub similarity: SimilarityFormula,
     pub guidance: Guidance,
     pub budget: Budget,
 }
@@ -88,24 +84,25 @@ struct Tried {
     mutant: crate::mutate::witness::Mutant,
 }
 
-/// Search for witness programs; each one's coverage goes into `evidence` as a passing run.
+/// Search for witness programs, into `recorder` (after a sequence search, for mixed).
 pub fn search_programs(
     s: &mut ProgramSearch,
-    evidence: &mut Evidence,
+    recorder: &mut Recorder,
     rng: &mut dyn Rng,
     progress: &mut dyn FnMut(&SearchStats),
-) -> Result<(Vec<Witness>, SearchStats)> {
+) -> Result<()> {
     let started = Instant::now();
+    let (evaluations_before, seconds_before) = (recorder.stats.evaluations, recorder.stats.seconds);
+    let failing = recorder.settings.failing;
     let rules = s.mutator.rules().to_vec();
     let mut guide: Box<dyn Guide> = match s.guidance {
         Guidance::Diwi => Box::new(Diwi::new(rules.len())),
         Guidance::Recbi => Box::new(Recbi::new(&rules, rng)),
     };
     let original = s.evaluator.input.text.clone();
-    let mut stats = SearchStats::default();
     let mut program = ProgramStats { guidance: Some(s.guidance), order: 1, ..Default::default() };
-    let mut set = WitnessSet::new(s.failing);
-    let mut witnesses = Vec::new();
+    let mut set = WitnessSet::new(failing);
+    let mut witnesses = 0;
     let mut seen: HashSet<u64> = HashSet::from([xxhash_rust::xxh3::xxh3_64(original.as_bytes())]);
     let mut seeds: Vec<String> = vec![original];
     let mut next_seeds: Vec<String> = Vec::new();
@@ -117,11 +114,11 @@ pub fn search_programs(
     let mut idle = 0;
     let exhausted = |stats: &SearchStats| {
         s.budget.time.is_some_and(|t| started.elapsed() >= t)
-            || s.budget.max_evals.is_some_and(|m| stats.evaluations >= m)
+            || s.budget.max_evals.is_some_and(|m| stats.evaluations - evaluations_before >= m)
     };
-    while !exhausted(&stats) && witnesses.len() < MAX_WITNESSES && idle < 50 {
+    while !exhausted(&recorder.stats) && witnesses < MAX_WITNESSES && idle < 50 {
         if let Some(end) = phase_end.filter(|&e| started.elapsed() >= e) {
-            if witnesses.is_empty() && !next_seeds.is_empty() {
+            if witnesses == 0 && !next_seeds.is_empty() {
                 seeds = std::mem::take(&mut next_seeds);
                 program.order += 1;
             }
@@ -169,64 +166,73 @@ pub fn search_programs(
         let texts: Vec<String> = batch.iter().map(|t| t.mutant.text.clone()).collect();
         let judged = s.evaluator.judge_all(&texts)?;
         for (tried, judged) in batch.into_iter().zip(judged) {
-            stats.evaluations += 1;
             let rule = tried.rule;
-            let spectrum = match judged {
-                Judged::Passes(spectrum) => spectrum,
-                other => {
-                    match other {
-                        Judged::Invalid(r) => *program.refused.entry(r).or_default() += 1,
-                        Judged::Fails => {
-                            stats.failing_same += 1;
-                            if next_seeds.len() < MAX_SEEDS {
-                                next_seeds.push(tried.mutant.text);
-                            }
-                        }
-                        _ => stats.other_failures += 1,
+            let trace = match judged {
+                Judged::Passes(trace) => trace,
+                Judged::Fails(trace) => {
+                    recorder.failing_same(&trace);
+                    if next_seeds.len() < MAX_SEEDS {
+                        next_seeds.push(tried.mutant.text);
                     }
                     guide.missed(rule);
                     continue;
                 }
+                Judged::Other(failure) => {
+                    recorder.other_failure(&failure);
+                    guide.missed(rule);
+                    continue;
+                }
+                Judged::Invalid(r) => {
+                    // Not a run of the failing pipeline on a program: no evidence, nor a
+                    // refusal of LLVM's (counted apart, by reason).
+                    recorder.stats.evaluations += 1;
+                    *program.refused.entry(r).or_default() += 1;
+                    guide.missed(rule);
+                    continue;
+                }
             };
-            let cov = CovSet::of(&spectrum, s.failing);
-            if set.contains(&cov) {
+            let spectrum = recorder.passing_spectrum(&trace);
+            let cov = CovSet::of(&spectrum, failing);
+            let kept = if set.contains(&cov) {
                 program.duplicates += 1;
                 guide.missed(rule);
+                false
+            } else {
+                let class = rules[rule].class;
+                let line = per_line.entry((rule, tried.mutant.line)).or_default();
+                if s.guidance == Guidance::Recbi && class.is_structural() && *line >= PER_LINE
+                    || !guide.consider(rule, &cov, &set)
+                {
+                    program.turned_away += 1;
+                    false
+                } else {
+                    *line += 1;
+                    *program.witnesses_by_class.entry(format!("{class:?}")).or_default() += 1;
+                    true
+                }
+            };
+            if !kept {
+                // Evaluated, but no witness: no evidence.
+                recorder.stats.evaluations += 1;
                 continue;
             }
-            let class = rules[rule].class;
-            let line = per_line.entry((rule, tried.mutant.line)).or_default();
-            if s.guidance == Guidance::Recbi && class.is_structural() && *line >= PER_LINE {
-                program.turned_away += 1;
-                continue;
-            }
-            if !guide.consider(rule, &cov, &set) {
-                program.turned_away += 1;
-                continue;
-            }
-            *line += 1;
             set.add(cov);
-            evidence.add_passing(&spectrum);
-            stats.passing += 1;
-            let sim = similarity(&spectrum, s.failing, s.evaluator.sites, s.similarity);
-            stats.best_similarity = stats.best_similarity.max(sim);
-            *program.witnesses_by_class.entry(format!("{class:?}")).or_default() += 1;
-            witnesses.push(Witness {
+            witnesses += 1;
+            let made = Made {
                 pipeline: s.evaluator.pipeline.clone(),
                 llvm_args: Vec::new(),
                 configuration: false,
-                similarity: sim,
-                file_jaccard: spectrum.file_jaccard(s.failing),
                 mutation: Some(tried.mutant.description),
-            });
+            };
+            recorder.passing(&spectrum, made);
         }
-        stats.generations += 1;
-        stats.seconds = started.elapsed().as_secs_f64();
-        progress(&stats);
+        recorder.stats.generations += 1;
+        recorder.stats.seconds = seconds_before + started.elapsed().as_secs_f64();
+        progress(&recorder.stats);
     }
-    stats.seconds = started.elapsed().as_secs_f64();
+    recorder.stats.seconds = seconds_before + started.elapsed().as_secs_f64();
     program.updates = guide.updates();
     program.seconds_by_phase.extend(s.evaluator.seconds.iter().map(|(k, v)| (*k, *v)));
-    stats.programs = Some(program);
-    Ok((witnesses, stats))
+    recorder.stats.programs = Some(program);
+    Ok(())
 }
