@@ -168,6 +168,28 @@ mod llvm22 {
         }
     }
 
+    /// `--near` keeps far witnesses out of the evidence, witness programs as sequences.
+    #[test]
+    fn a_witness_program_honours_near() {
+        let report = isolate(&[
+            &bug("191714", "seq.txt"),
+            &bug("191714", "repro.ll"),
+            "--llvm-arg=-slp-threshold=-99999",
+            "--strategy",
+            "diwi",
+            "--near",
+            "0.99",
+            "--max-evals",
+            "60",
+        ]);
+        let i = &report["isolation"];
+        let witnesses = i["witnesses"].as_array().unwrap();
+        let near = witnesses.iter().filter(|w| w["file_jaccard"].as_f64().unwrap() >= 0.99).count();
+        assert!(near < witnesses.len(), "every witness is near: the test shows nothing");
+        assert!(witnesses.iter().all(|w| w["mutation"].is_string()));
+        assert_eq!(i["passing_evidence"].as_u64().unwrap() as usize, near, "{}", i["stats"]);
+    }
+
     #[test]
     fn a_long_failing_sequence_is_reduced_before_the_search() {
         let seq = temp("long-seq.txt");

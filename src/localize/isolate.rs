@@ -176,6 +176,8 @@ pub struct Isolation {
     pub unattributed: Option<String>,
     pub failing_elements: usize,
     pub failing_files: usize,
+    /// Bug-free runs counted as passing evidence: the witnesses `--near` keeps.
+    pub passing_evidence: u32,
     /// Printed as records of their own (`file`, `witness`), not in the summary.
     #[serde(skip)]
     pub ranking: Vec<FileRank>,
@@ -341,12 +343,30 @@ fn hang_limit(runner: &mut Runner, failing: &str, hung_in: Option<usize>) -> Res
     let elements = crate::seq::top_level_elements(failing);
     let Some(hung) = hung_in.filter(|&e| e < elements.len()) else { return Ok(None) };
     let rest: Vec<&str> = elements.iter().enumerate().filter(|&(i, _)| i != hung).map(|(_, e)| *e).collect();
+    // One element of many passes (default<O2>, function(a,b,c)): the rest cannot be
+    // measured apart from the pass that hung; the culprit's per-pass pipeline can.
+    let element = elements[hung];
+    if rest.is_empty() && (element.contains(',') || ["default<", "lto"].iter().any(|p| element.contains(p))) {
+        return Ok(None);
+    }
     let run = runner.run(&rest.join(","), false)?;
     if run.outcome != crate::sandbox::Outcome::Ok {
         return Ok(None);
     }
     let limit = Duration::from_secs_f64(run.opt_millis * 5.0 / 1000.0).max(Duration::from_secs(1));
     Ok(Some(limit.min(runner.pool.limits().opt_timeout)))
+}
+
+/// Cut candidates of a hang bug at [`hang_limit`], when it can be measured; whether it was.
+fn limit_hangs(runner: &mut Runner, failing: &str, hung_in: Option<usize>, notes: &mut Vec<String>) -> Result<bool> {
+    let Some(limit) = hang_limit(runner, failing, hung_in)? else { return Ok(false) };
+    runner.pool.set_opt_timeout(limit);
+    notes.push(format!(
+        "the optimizer hangs: a candidate that runs longer than {:.1} s counts as hanging (5 times the sequence \
+         without the pass that hung; raised to 5 times the slowest bug-free run)",
+        limit.as_secs_f64()
+    ));
+    Ok(true)
 }
 
 /// Expand `default<Ox>` and remove passes while the failure stays, until `deadline`.
@@ -515,18 +535,12 @@ pub fn isolate(
     runner.verify = oracle.verify_each();
     let mut notes = Vec::new();
     if oracle.expected.kind == FailureKind::Timeout {
-        if let Some(limit) = hang_limit(&mut runner, &original, hung_in)? {
-            runner.pool.set_opt_timeout(limit);
-            notes.push(format!(
-                "the optimizer hangs: a candidate that runs longer than {:.1} s counts as hanging (5 times the \
-                 sequence without the pass that hung)",
-                limit.as_secs_f64()
-            ));
-        }
+        limit_hangs(&mut runner, &original, hung_in, &mut notes)?;
     }
     clock.lap("reproduce");
+    let cap = (oracle.expected.kind == FailureKind::Timeout).then_some(pool_limit);
     let result =
-        isolate_reproduced(&mut runner, &mut oracle, program, buggy, &original, opts, progress, notes, started);
+        isolate_reproduced(&mut runner, &mut oracle, program, buggy, &original, opts, progress, notes, started, cap);
     // The pool outlives this isolation (locseq eval runs several on one).
     runner.pool.set_opt_timeout(pool_limit);
     let mut isolation = result?;
@@ -548,6 +562,7 @@ fn isolate_reproduced(
     progress: &mut dyn Progress,
     mut notes: Vec<String>,
     started: Instant,
+    hang_limit_cap: Option<Duration>,
 ) -> Result<Isolation> {
     let opt = runner.pool.opt_path();
     let mut clock = Clock { since: Some(Instant::now()), ..Clock::default() };
@@ -563,6 +578,10 @@ fn isolate_reproduced(
     let culprit = match find_culprit(runner, oracle, &current)? {
         Ok(c) => {
             oracle.crash_in = Some(c.name.clone());
+            let unlimited = runner.pool.limits().opt_timeout == hang_limit_cap.unwrap_or_default();
+            if hang_limit_cap.is_some() && unlimited {
+                limit_hangs(runner, &c.pipeline, Some(c.position - 1), &mut notes)?;
+            }
             Some(c)
         }
         Err(why) => {
@@ -590,6 +609,7 @@ fn isolate_reproduced(
         &trace,
         opts,
         budget,
+        hang_limit_cap,
         progress,
         &mut notes,
     )?;
@@ -616,6 +636,7 @@ fn isolate_reproduced(
         unattributed: sites.attribution.unattributed_note.clone(),
         failing_elements: trace.spectrum.len(),
         failing_files: trace.spectrum.files.len(),
+        passing_evidence: result.evidence.passing,
         ranking,
         witnesses,
         stats: result.stats,
@@ -630,7 +651,7 @@ fn witness_notes(strategy: Strategy, stats: &SearchStats) -> Option<String> {
     let sequences = !matches!(strategy, Strategy::Diwi | Strategy::Recbi);
     if stats.passing == stats.passing_configs && strategy != Strategy::Configs && sequences {
         let ties = if stats.passing == 0 {
-            "every file the failing run covers ties"
+            "the culprit pass's files rank first and the others by how much of the failing run they cover"
         } else {
             "only configurations of the culprit are witnesses"
         };
@@ -670,6 +691,7 @@ fn search_witnesses(
     trace: &FailingTrace,
     opts: &IsolateOptions,
     budget: Budget,
+    hang_limit_cap: Option<Duration>,
     progress: &mut dyn Progress,
     notes: &mut Vec<String>,
 ) -> Result<(Found, SearchHistory)> {
@@ -703,6 +725,7 @@ fn search_witnesses(
         render: opts.render,
         focus: focus.map(Culprit::focus_anywhere),
         configs: space.as_ref(),
+        hang_limit_cap,
     };
     let mut recorder = Recorder::new(RecordSettings {
         sites,

@@ -114,6 +114,9 @@ pub struct SearchSetup<'a> {
     pub focus: Option<Focus>,
     /// Configurations of the culprit pass to try (`Strategy::Configs`, or mixed in).
     pub configs: Option<&'a ConfigSpace>,
+    /// A hang under study: candidates run under a limit derived from the runs (see
+    /// `isolate`), raised to five times the slowest bug-free run, up to this.
+    pub hang_limit_cap: Option<Duration>,
 }
 
 /// One run to evaluate: a pipeline and the LLVM options of its child.
@@ -237,6 +240,13 @@ impl Searcher<'_, '_, '_> {
         let trace = run.trace.as_deref().unwrap_or(&[]);
         Ok(match verdict {
             Verdict::Passes => {
+                if let Some(cap) = self.s.hang_limit_cap {
+                    // A bug-free run near the limit: slower candidates may be slow, not hung.
+                    let wanted = Duration::from_secs_f64(run.opt_millis * 5.0 / 1000.0).min(cap);
+                    if wanted > self.s.pool.limits().opt_timeout {
+                        self.s.pool.set_opt_timeout(wanted);
+                    }
+                }
                 let spectrum = self.recorder.passing_spectrum(trace);
                 let made = Made {
                     pipeline: candidate.pipeline.clone(),
