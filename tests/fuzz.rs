@@ -665,13 +665,16 @@ fn a_campaign_and_its_bugs_localization_as_pages_and_the_bug_folder_handed_to_lo
         assert!(html.contains(&cell), "{cell} missing");
     }
     for f in of_type(&handed, "file").iter().take(20) {
-        let row = format!(
-            "{:.4}</span></td><td class=\"num\">{}</td><td>{}</td>",
+        // Score, elements, what placed the file (its evidence cell starts with it), path.
+        let start = format!(
+            "{:.4}</span></td><td class=\"num\">{}</td><td>{}",
             f["score"].as_f64().unwrap(),
             f["elements"],
-            f["path"].as_str().unwrap()
+            f["evidence"]["placed"].as_str().unwrap()
         );
-        assert!(html.contains(&row), "{row} missing");
+        let at = html.find(&start).unwrap_or_else(|| panic!("{start} missing"));
+        let row = &html[at..at + html[at..].find("</tr>").unwrap()];
+        assert!(row.contains(&format!("</td><td>{}</td>", f["path"].as_str().unwrap())), "{row}");
     }
     let closest = of_type(&handed, "witness")[0]["similarity"].as_f64().unwrap();
     assert!(html.contains(&format!("{closest:.3}</span>")), "closest witness {closest:.3} missing");
