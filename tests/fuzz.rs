@@ -667,7 +667,7 @@ fn a_campaign_and_its_bugs_localization_as_pages_and_the_bug_folder_handed_to_lo
     for f in of_type(&handed, "file").iter().take(20) {
         // Score, elements, what placed the file (its evidence cell starts with it), path.
         let start = format!(
-            "{:.4}</span></td><td class=\"num\">{}</td><td>{}",
+            "{:.4}</span></td><td class=\"num\">{}</td><td><span class=\"nowrap\">{}",
             f["score"].as_f64().unwrap(),
             f["elements"],
             f["evidence"]["placed"].as_str().unwrap()

@@ -9,7 +9,7 @@ use anyhow::Result;
 use super::isolate::Isolation;
 use super::search::Witness;
 use crate::html::charts::{line_chart, log_line_chart, Series};
-use crate::html::{bar, code_abbreviated, Cell, Page};
+use crate::html::{bar, code_abbreviated, escape, Cell, Page};
 
 /// Witnesses shown, closest first.
 const WITNESSES_SHOWN: usize = 15;
@@ -123,7 +123,14 @@ fn ranking(page: &mut Page, i: &Isolation, top: usize) {
                 Cell::Num(f.rank.to_string()),
                 Cell::Html(format!("<span class=\"nowrap\">{} {:.4}</span>", bar(f.score / best, 160), f.score)),
                 Cell::Num(f.elements.to_string()),
-                Cell::Text(f.evidence.describe()),
+                Cell::Html(
+                    f.evidence
+                        .parts()
+                        .iter()
+                        .map(|p| format!("<span class=\"nowrap\">{}</span>", escape(p)))
+                        .collect::<Vec<_>>()
+                        .join("<br>"),
+                ),
                 Cell::Text(f.path.clone()),
                 Cell::Html(functions.join("<br>")),
             ]

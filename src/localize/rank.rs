@@ -63,6 +63,11 @@ impl FileEvidence {
     /// One short line: what placed the file, then the rest of its evidence
     /// (`culprit, 290 failure-specific (282 failure-only), stack 0`).
     pub fn describe(&self) -> String {
+        self.parts().join(", ")
+    }
+
+    /// What placed the file, then each other piece of its evidence.
+    pub fn parts(&self) -> Vec<String> {
         let mut parts = vec![match self.placed {
             Placed::Culprit => "culprit".to_string(),
             Placed::Spectrum if self.culprit => "spectrum (a culprit file without failure-specific code)".to_string(),
@@ -74,7 +79,7 @@ impl FileEvidence {
         if let Some(d) = self.stack_depth {
             parts.push(format!("stack {d}"));
         }
-        parts.join(", ")
+        parts
     }
 }
 
