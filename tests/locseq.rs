@@ -60,6 +60,14 @@ fn isolate(args: &[&str]) -> Value {
     report
 }
 
+/// `isolate` on a bench bug whose program runs through its driver.ll.
+fn isolate_with_driver(id: &str, extra: &[&str]) -> Value {
+    let files = [bug(id, "seq.txt"), bug(id, "repro.ll"), bug(id, "driver.ll")];
+    let mut args = vec![files[0].as_str(), files[1].as_str(), "--driver", files[2].as_str()];
+    args.extend_from_slice(extra);
+    isolate(&args)
+}
+
 fn rank_of(report: &Value, path: &str) -> Option<u64> {
     report["isolation"]["ranking"]
         .as_array()
@@ -208,16 +216,15 @@ mod llvm22 {
 
     #[test]
     fn a_wrong_code_bug_is_judged_by_the_programs_output() {
-        let report = isolate(&[
-            &bug("180456", "seq.txt"),
-            &bug("180456", "repro.ll"),
-            "--driver",
-            &bug("180456", "driver.ll"),
-            "--llvm-arg=-slp-threshold=-50",
-            "--llvm-arg=-mtriple=x86_64-unknown-linux-gnu",
-            "--oracle",
-            "wrong-code",
-        ]);
+        let report = isolate_with_driver(
+            "180456",
+            &[
+                "--llvm-arg=-slp-threshold=-50",
+                "--llvm-arg=-mtriple=x86_64-unknown-linux-gnu",
+                "--oracle",
+                "wrong-code",
+            ],
+        );
         let i = &report["isolation"];
         assert_eq!(i["failure"]["kind"], "wrong-code");
         // Judged by the output: both bug-free and failing candidates exist.
@@ -377,14 +384,7 @@ mod llvm19 {
     /// ranks no higher than the analysis the spectrum points at.
     #[test]
     fn an_analysis_fix_does_not_fall_behind_the_culprit_file() {
-        let report = isolate(&[
-            &bug("123550", "seq.txt"),
-            &bug("123550", "repro.ll"),
-            "--driver",
-            &bug("123550", "driver.ll"),
-            "--oracle",
-            "wrong-code",
-        ]);
+        let report = isolate_with_driver("123550", &["--oracle", "wrong-code"]);
         assert_eq!(report["isolation"]["culprit_file"], "llvm/lib/Transforms/Scalar/IndVarSimplify.cpp");
         let fix = rank_of(&report, "llvm/lib/Analysis/ScalarEvolution.cpp").expect("fix file ranked");
         let culprit = rank_of(&report, "llvm/lib/Transforms/Scalar/IndVarSimplify.cpp").expect("culprit file ranked");
@@ -396,14 +396,7 @@ mod llvm19 {
     /// they are the culprit's files too, and 121584's fix file ranks among them.
     #[test]
     fn the_culprits_files_include_those_of_its_classes() {
-        let report = isolate(&[
-            &bug("121584", "seq.txt"),
-            &bug("121584", "repro.ll"),
-            "--driver",
-            &bug("121584", "driver.ll"),
-            "--max-evals",
-            "200",
-        ]);
+        let report = isolate_with_driver("121584", &["--max-evals", "200"]);
         let ranking = report["isolation"]["ranking"].as_array().unwrap();
         let culprit_files: Vec<&str> =
             ranking.iter().filter(|r| r["evidence"]["culprit"] == true).map(|r| r["path"].as_str().unwrap()).collect();
@@ -481,14 +474,7 @@ mod llvm19 {
     /// to try.
     #[test]
     fn a_search_without_bug_free_sequences_says_what_to_try() {
-        let report = isolate(&[
-            &bug("121584", "seq.txt"),
-            &bug("121584", "repro.ll"),
-            "--driver",
-            &bug("121584", "driver.ll"),
-            "--max-evals",
-            "60",
-        ]);
+        let report = isolate_with_driver("121584", &["--max-evals", "60"]);
         let i = &report["isolation"];
         assert_eq!(i["stats"]["passing"], i["stats"]["passing_configs"], "{}", i["stats"]);
         let notes = i["notes"].to_string();
