@@ -114,10 +114,17 @@ fn bad_oracles_and_options_are_clear_errors() {
 mod llvm22 {
     use super::*;
 
+    /// `isolate` on bench bug 191714, with the SLP threshold it needs.
+    fn isolate_191714(extra: &[&str]) -> Value {
+        let files = [bug("191714", "seq.txt"), bug("191714", "repro.ll")];
+        let mut args = vec![files[0].as_str(), files[1].as_str(), "--llvm-arg=-slp-threshold=-99999"];
+        args.extend_from_slice(extra);
+        isolate(&args)
+    }
+
     #[test]
     fn bug_191714_ranks_its_fix_file() {
-        let report =
-            isolate(&[&bug("191714", "seq.txt"), &bug("191714", "repro.ll"), "--llvm-arg=-slp-threshold=-99999"]);
+        let report = isolate_191714(&[]);
         let i = &report["isolation"];
         assert_eq!(i["failure"]["kind"], "invalid-ir");
         assert_eq!(i["reduced"], "function(slp-vectorizer)");
@@ -150,15 +157,7 @@ mod llvm22 {
     #[test]
     fn diwi_recbi_and_mixed_rank_191714_with_witness_programs() {
         for strategy in ["diwi", "recbi", "mixed"] {
-            let report = isolate(&[
-                &bug("191714", "seq.txt"),
-                &bug("191714", "repro.ll"),
-                "--llvm-arg=-slp-threshold=-99999",
-                "--strategy",
-                strategy,
-                "--max-evals",
-                "80",
-            ]);
+            let report = isolate_191714(&["--strategy", strategy, "--max-evals", "80"]);
             let i = &report["isolation"];
             assert_eq!(i["strategy"], strategy);
             let programs = &i["stats"]["programs"];
@@ -179,17 +178,7 @@ mod llvm22 {
     /// `--near` keeps far witnesses out of the evidence, witness programs as sequences.
     #[test]
     fn a_witness_program_honours_near() {
-        let report = isolate(&[
-            &bug("191714", "seq.txt"),
-            &bug("191714", "repro.ll"),
-            "--llvm-arg=-slp-threshold=-99999",
-            "--strategy",
-            "diwi",
-            "--near",
-            "0.99",
-            "--max-evals",
-            "60",
-        ]);
+        let report = isolate_191714(&["--strategy", "diwi", "--near", "0.99", "--max-evals", "60"]);
         let i = &report["isolation"];
         let witnesses = i["witnesses"].as_array().unwrap();
         let near = witnesses.iter().filter(|w| w["file_jaccard"].as_f64().unwrap() >= 0.99).count();
@@ -236,15 +225,8 @@ mod llvm22 {
 
     #[test]
     fn a_users_interestingness_script_can_be_the_oracle() {
-        let report = isolate(&[
-            &bug("191714", "seq.txt"),
-            &bug("191714", "repro.ll"),
-            "--llvm-arg=-slp-threshold=-99999",
-            "--oracle",
-            &format!("script:{}", bug("191714", "oracle.sh")),
-            "--max-evals",
-            "40",
-        ]);
+        let report =
+            isolate_191714(&["--oracle", &format!("script:{}", bug("191714", "oracle.sh")), "--max-evals", "40"]);
         let stats = &report["isolation"]["stats"];
         assert!(stats["passing"].as_u64().unwrap() > 0 && stats["failing_same"].as_u64().unwrap() > 0, "{stats}");
     }

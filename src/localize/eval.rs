@@ -8,6 +8,7 @@ use super::isolate::{isolate, Inapplicable, IsolateOptions, Progress};
 use super::programs::ProgramInput;
 use super::sbfl::{metrics, Metrics};
 use super::search::Strategy;
+use crate::llvm::CFrontend;
 use crate::program::{Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::Limits;
@@ -220,8 +221,8 @@ fn attempts(bug: &BenchBug, strategy: Strategy, setup: &EvalSetup, progress: &mu
     let program = bug.program_for(strategy);
     let mut spec = SubjectSpec { driver: bug.driver.clone(), ..SubjectSpec::new(program, &bug.llvm_args) }
         .with_opt(opt.as_ref())?;
-    if let Some(flags) = &bug.clang_args {
-        spec.frontend.flags = flags.split_whitespace().map(str::to_string).collect();
+    if bug.clang_args.is_some() {
+        spec.frontend = CFrontend::with_flags(Some(spec.frontend.clang), bug.clang_args.as_deref());
     }
     let mut subject = Subject::load(&spec, jobs, limits)?;
     let input = ProgramInput::read(program, &spec.frontend, bug.driver.as_deref(), &subject.target)?;

@@ -131,13 +131,8 @@ impl Evidence {
     }
 
     /// Whether each element (in the order of `elements`) is covered by failing runs and by
-    /// no passing run.
-    pub fn failure_only(&self) -> Vec<bool> {
-        self.ef.iter().zip(&self.ep).map(|(&ef, &ep)| ef > 0 && ep == 0).collect()
-    }
-
-    /// Whether each element is covered by failing runs and by at most `share` of the
-    /// passing runs (none, when there are fewer than 1/`share` of them).
+    /// at most `share` of the passing runs (none, when there are fewer than 1/`share` of
+    /// them; 0: failure-only).
     pub fn failure_specific(&self, share: f64) -> Vec<bool> {
         let most = share * f64::from(self.passing);
         self.ef.iter().zip(&self.ep).map(|(&ef, &ep)| ef > 0 && f64::from(ep) <= most).collect()

@@ -11,7 +11,6 @@ use serde::Serialize;
 
 use super::configs::ConfigSpace;
 use super::culprit::{find_culprit, Culprit};
-use super::evidence::Evidence;
 use super::evidence::FailingEvidence;
 use super::files::FileFilter;
 use super::ga::{GaParams, GeneTable};
@@ -21,7 +20,7 @@ use super::rank::{culprit_files, rank, stack_evidence, DirectEvidence, FileRank}
 use super::record::{RecordSettings, Recorder};
 use super::runner::Runner;
 use super::sbfl::{Aggregate, Formula};
-use super::search::{search, Budget, SearchSetup, SearchStats, Strategy, Witness};
+use super::search::{hang_limit_after, search, Budget, SearchSetup, SearchStats, Strategy, Witness};
 use super::similarity::SimilarityFormula;
 use crate::coverage::{self, Coverage, Granularity, Spectrum};
 use crate::llvm::{print_pipeline_passes, IrModule};
@@ -281,13 +280,13 @@ fn establish_oracle(
 /// What the sequence search and the program search may each spend: mixed halves the
 /// budget, the others give it all to one.
 fn split_budget(strategy: Strategy, budget: Budget) -> (Option<Budget>, Option<Budget>) {
-    match strategy {
-        Strategy::Diwi | Strategy::Recbi => (None, Some(budget)),
-        Strategy::Mixed => {
+    match (strategy.varies_sequences(), strategy.mutates_programs()) {
+        (false, _) => (None, Some(budget)),
+        (true, true) => {
             let half = Budget { time: budget.time.map(|t| t / 2), max_evals: budget.max_evals.map(|m| m.div_ceil(2)) };
             (Some(half), Some(half))
         }
-        _ => (Some(budget), None),
+        (true, false) => (Some(budget), None),
     }
 }
 
@@ -321,17 +320,22 @@ fn genes_and_table(reduced: &Sequence, catalog: &Catalog, candidates: &str) -> R
 }
 
 /// Wall seconds per phase, in the order the phases ran.
-#[derive(Default)]
 struct Clock {
+    started: Instant,
     phases: Vec<(&'static str, f64)>,
-    since: Option<Instant>,
+    since: Instant,
 }
 
 impl Clock {
+    fn start() -> Clock {
+        let now = Instant::now();
+        Clock { started: now, phases: Vec::new(), since: now }
+    }
+
     fn lap(&mut self, phase: &'static str) {
         let now = Instant::now();
-        self.phases.push((phase, now.duration_since(self.since.unwrap_or(now)).as_secs_f64()));
-        self.since = Some(now);
+        self.phases.push((phase, now.duration_since(self.since).as_secs_f64()));
+        self.since = now;
     }
 }
 
@@ -353,20 +357,20 @@ fn hang_limit(runner: &mut Runner, failing: &str, hung_in: Option<usize>) -> Res
     if run.outcome != crate::sandbox::Outcome::Ok {
         return Ok(None);
     }
-    let limit = Duration::from_secs_f64(run.opt_millis * 5.0 / 1000.0).max(Duration::from_secs(1));
+    let limit = hang_limit_after(run.opt_millis).max(Duration::from_secs(1));
     Ok(Some(limit.min(runner.pool.limits().opt_timeout)))
 }
 
-/// Cut candidates of a hang bug at [`hang_limit`], when it can be measured; whether it was.
-fn limit_hangs(runner: &mut Runner, failing: &str, hung_in: Option<usize>, notes: &mut Vec<String>) -> Result<bool> {
-    let Some(limit) = hang_limit(runner, failing, hung_in)? else { return Ok(false) };
+/// Cut candidates of a hang bug at [`hang_limit`], when it can be measured.
+fn limit_hangs(runner: &mut Runner, failing: &str, hung_in: Option<usize>, notes: &mut Vec<String>) -> Result<()> {
+    let Some(limit) = hang_limit(runner, failing, hung_in)? else { return Ok(()) };
     runner.pool.set_opt_timeout(limit);
     notes.push(format!(
         "the optimizer hangs: a candidate that runs longer than {:.1} s counts as hanging (5 times the sequence \
          without the pass that hung; raised to 5 times the slowest bug-free run)",
         limit.as_secs_f64()
     ));
-    Ok(true)
+    Ok(())
 }
 
 /// Expand `default<Ox>` and remove passes while the failure stays, until `deadline`.
@@ -438,7 +442,7 @@ struct FailingTrace {
     /// Restricted to the files ranked.
     spectrum: Spectrum,
     direct: DirectEvidence,
-    /// The culprit file of the culprit's `run` method.
+    /// The file of the culprit's `run` method.
     culprit_file: Option<String>,
     /// Whether traces record the culprit pass alone (else whole pipelines).
     focused: bool,
@@ -497,8 +501,7 @@ pub fn isolate(
     opts: &IsolateOptions,
     progress: &mut dyn Progress,
 ) -> Result<Isolation> {
-    let started = Instant::now();
-    let mut clock = Clock { since: Some(started), ..Clock::default() };
+    let mut clock = Clock::start();
     let mut checked = opts.check(catalog)?;
     if opts.strategy.mutates_programs() && program.is_none() {
         bail!("--strategy {} mutates the program, and none was given", opts.strategy.name());
@@ -540,17 +543,16 @@ pub fn isolate(
     clock.lap("reproduce");
     let cap = (oracle.expected.kind == FailureKind::Timeout).then_some(pool_limit);
     let result =
-        isolate_reproduced(&mut runner, &mut oracle, program, buggy, &original, opts, progress, notes, started, cap);
+        isolate_reproduced(&mut runner, &mut oracle, program, buggy, &original, opts, progress, notes, &mut clock, cap);
     // The pool outlives this isolation (locseq eval runs several on one).
     runner.pool.set_opt_timeout(pool_limit);
     let mut isolation = result?;
-    clock.phases.extend(isolation.seconds_by_phase.drain(..));
     isolation.seconds_by_phase = clock.phases;
-    isolation.seconds_total = started.elapsed().as_secs_f64();
+    isolation.seconds_total = clock.started.elapsed().as_secs_f64();
     Ok(isolation)
 }
 
-/// Everything after the failure is reproduced; `seconds_by_phase` holds these phases only.
+/// Everything after the failure is reproduced, each phase lapped on `clock`.
 #[allow(clippy::too_many_arguments)]
 fn isolate_reproduced(
     runner: &mut Runner,
@@ -561,13 +563,12 @@ fn isolate_reproduced(
     opts: &IsolateOptions,
     progress: &mut dyn Progress,
     mut notes: Vec<String>,
-    started: Instant,
+    clock: &mut Clock,
     hang_limit_cap: Option<Duration>,
 ) -> Result<Isolation> {
     let opt = runner.pool.opt_path();
-    let mut clock = Clock { since: Some(Instant::now()), ..Clock::default() };
-    let deadline = opts.budget.time.map(|t| started + t);
-    let reduce_until = opts.budget.time.map(|t| started + t / 2);
+    let deadline = opts.budget.time.map(|t| clock.started + t);
+    let reduce_until = opts.budget.time.map(|t| clock.started + t / 2);
     progress.phase(&format!("reducing {} passes", buggy.len()));
     let current = reduce_sequence(runner, oracle, buggy, &opt, opts, reduce_until, &mut notes)?;
     let reduced = runner.text(&current)?;
@@ -578,8 +579,8 @@ fn isolate_reproduced(
     let culprit = match find_culprit(runner, oracle, &current)? {
         Ok(c) => {
             oracle.crash_in = Some(c.name.clone());
-            let unlimited = runner.pool.limits().opt_timeout == hang_limit_cap.unwrap_or_default();
-            if hang_limit_cap.is_some() && unlimited {
+            // A hang whose limit the failing pipeline could not tell: the per-pass one can.
+            if hang_limit_cap == Some(runner.pool.limits().opt_timeout) {
                 limit_hangs(runner, &c.pipeline, Some(c.position - 1), &mut notes)?;
             }
             Some(c)
@@ -595,7 +596,6 @@ fn isolate_reproduced(
     let trace = record_failing_trace(runner, oracle, culprit.as_ref(), &reduced, opts, &mut notes)?;
     clock.lap("failing-trace");
 
-    let focus = culprit.as_ref().filter(|_| trace.focused);
     let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
     let budget = Budget { time: left, max_evals: opts.budget.max_evals };
     let (mut result, mut history) = search_witnesses(
@@ -605,7 +605,6 @@ fn isolate_reproduced(
         &current,
         &reduced,
         culprit.as_ref(),
-        focus,
         &trace,
         opts,
         budget,
@@ -631,7 +630,7 @@ fn isolate_reproduced(
         reduced,
         reduction_tests,
         culprit,
-        culprit_file: trace.culprit_file,
+        culprit_file: trace.culprit_file.clone(),
         notes,
         unattributed: sites.attribution.unattributed_note.clone(),
         failing_elements: trace.spectrum.len(),
@@ -641,14 +640,14 @@ fn isolate_reproduced(
         witnesses,
         stats: result.stats,
         history,
-        seconds_by_phase: clock.phases,
+        seconds_by_phase: Vec::new(),
         seconds_total: 0.0,
     })
 }
 
 /// What the ranking rests on when the search found no witness of the kind it looked for.
 fn witness_notes(strategy: Strategy, stats: &SearchStats) -> Option<String> {
-    let sequences = !matches!(strategy, Strategy::Diwi | Strategy::Recbi);
+    let sequences = strategy.varies_sequences();
     if stats.passing == stats.passing_configs && strategy != Strategy::Configs && sequences {
         let ties = if stats.passing == 0 {
             "the culprit pass's files rank first and the others by how much of the failing run they cover"
@@ -671,34 +670,27 @@ fn witness_notes(strategy: Strategy, stats: &SearchStats) -> Option<String> {
     })
 }
 
-/// What the searches found: the spectrum counts, the witnesses, the counts of runs.
-struct Found {
-    evidence: Evidence,
-    witnesses: Vec<Witness>,
-    stats: SearchStats,
-}
-
 /// The sequence search, the program search, or both (mixed), into one spectrum.
 #[allow(clippy::too_many_arguments)]
-fn search_witnesses(
+fn search_witnesses<'t>(
     runner: &mut Runner,
     oracle: &Oracle,
     program: Option<&ProgramInput>,
     current: &Sequence,
     reduced: &str,
     culprit: Option<&Culprit>,
-    focus: Option<&Culprit>,
-    trace: &FailingTrace,
+    trace: &'t FailingTrace,
     opts: &IsolateOptions,
     budget: Budget,
     hang_limit_cap: Option<Duration>,
     progress: &mut dyn Progress,
     notes: &mut Vec<String>,
-) -> Result<(Found, SearchHistory)> {
+) -> Result<(Recorder<'t>, SearchHistory)> {
     let catalog = runner.catalog;
+    let focus = culprit.filter(|_| trace.focused);
     let sites = trace.coverage.sites;
     let (genes, table) = genes_and_table(current, catalog, &opts.candidates)?;
-    let sequences = !matches!(opts.strategy, Strategy::Diwi | Strategy::Recbi);
+    let sequences = opts.strategy.varies_sequences();
     let space = match culprit {
         Some(c) if sequences && (opts.configs || opts.strategy == Strategy::Configs) => {
             match crate::llvm::opt_hidden_options(&runner.pool.opt_path()) {
@@ -779,6 +771,5 @@ fn search_witnesses(
         };
         search_programs(&mut search, &mut recorder, &mut rng, &mut |s| report(s, progress))?;
     }
-    let Recorder { evidence, witnesses, stats, .. } = recorder;
-    Ok((Found { evidence, witnesses, stats }, history))
+    Ok((recorder, history))
 }

@@ -52,11 +52,11 @@ pub struct FileEvidence {
     pub stack_depth: Option<usize>,
     /// Its elements that the failing run(s) cover and no passing run does.
     pub failure_only: usize,
-    /// Its rank by the spectrum alone (worst of its tie group).
-    pub spectrum_rank: usize,
     /// Its elements that the failing run(s) cover and at most one in twenty passing runs
     /// do ([`FAILURE_SPECIFIC`]): what the culprit rule looks at.
     pub failure_specific: usize,
+    /// Its rank by the spectrum alone (worst of its tie group).
+    pub spectrum_rank: usize,
 }
 
 impl FileEvidence {
@@ -202,7 +202,7 @@ pub fn rank(
 }
 
 /// Files ranked by the spectrum alone (each with all its evidence): LocSeq's ranking.
-pub fn rank_by_spectrum(
+fn rank_by_spectrum(
     evidence: &Evidence,
     sites: &Sites,
     formula: Formula,
@@ -210,22 +210,19 @@ pub fn rank_by_spectrum(
     direct: &DirectEvidence,
 ) -> Vec<FileRank> {
     let scores = evidence.scores(formula);
-    let failure_only = evidence.failure_only();
+    let only = evidence.failure_specific(0.0);
     let specific = evidence.failure_specific(FAILURE_SPECIFIC);
-    let mut specific_in: HashMap<u32, usize> = HashMap::new();
-    for (&e, &s) in evidence.elements.iter().zip(&specific) {
-        if let Some(f) = sites.file(e) {
-            *specific_in.entry(f).or_default() += usize::from(s);
-        }
-    }
     let mut per_element: Vec<(u32, f64)> = Vec::new();
-    let mut only: HashMap<u32, usize> = HashMap::new();
+    // Per file: failure-only and failure-specific elements.
+    let mut counts: HashMap<u32, (usize, usize)> = HashMap::new();
     // Best score of each function, for naming what to look at inside a file.
     let mut functions: HashMap<u32, HashMap<u32, f64>> = HashMap::new();
-    for ((&e, &s), &alone) in evidence.elements.iter().zip(&scores).zip(&failure_only) {
+    for (i, (&e, &s)) in evidence.elements.iter().zip(&scores).enumerate() {
         let Some(f) = sites.file(e) else { continue };
         per_element.push((f, s));
-        *only.entry(f).or_default() += usize::from(alone);
+        let (o, sp) = counts.entry(f).or_default();
+        *o += usize::from(only[i]);
+        *sp += usize::from(specific[i]);
         let best = functions.entry(f).or_default().entry(sites.function[e as usize]).or_insert(s);
         *best = best.max(s);
     }
@@ -243,15 +240,16 @@ pub fn rank_by_spectrum(
             let mut top: Vec<(u32, f64)> =
                 functions.get(&r.file).map(|m| m.iter().map(|(&k, &v)| (k, v)).collect()).unwrap_or_default();
             top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let (failure_only, failure_specific) = counts.get(&r.file).copied().unwrap_or_default();
             FileRank {
                 rank: r.rank,
                 evidence: FileEvidence {
                     placed: Placed::Spectrum,
                     culprit: direct.culprit_files.contains(&r.file),
                     stack_depth: depth_of(r.file),
-                    failure_only: only.get(&r.file).copied().unwrap_or(0),
+                    failure_only,
+                    failure_specific,
                     spectrum_rank: r.rank,
-                    failure_specific: specific_in.get(&r.file).copied().unwrap_or(0),
                 },
                 path: sites.attribution.files[r.file as usize].clone(),
                 score: r.score,

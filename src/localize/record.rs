@@ -98,7 +98,13 @@ impl<'a> Recorder<'a> {
         *self.stats.other_kinds.entry(failure.to_string()).or_default() += 1;
     }
 
-    /// A run LLVM refused (or a candidate that could not be run): no evidence at all.
+    /// A run that is no evidence of the failure: a mutant that is no program the search can
+    /// use, or a bug-free one that is no witness.
+    pub fn evaluated(&mut self) {
+        self.stats.evaluations += 1;
+    }
+
+    /// A run LLVM refused: no evidence at all.
     pub fn refused(&mut self) {
         self.stats.evaluations += 1;
         self.stats.rejected += 1;

@@ -46,6 +46,11 @@ impl Strategy {
         clap::ValueEnum::to_possible_value(&self).map_or_else(String::new, |v| v.get_name().to_string())
     }
 
+    /// Whether the strategy searches sequences (all but DiWi and RecBi; half of mixed).
+    pub fn varies_sequences(self) -> bool {
+        !matches!(self, Strategy::Diwi | Strategy::Recbi)
+    }
+
     pub fn constrained(self) -> bool {
         matches!(self, Strategy::Cga | Strategy::Random | Strategy::Configs)
     }
@@ -58,6 +63,12 @@ impl Strategy {
     pub fn evolves(self) -> bool {
         matches!(self, Strategy::Cga | Strategy::CgaWc)
     }
+}
+
+/// How long a run may take before it counts as hanging, for a hang bug: five times what
+/// a run that did not hang took (`millis`).
+pub fn hang_limit_after(millis: f64) -> Duration {
+    Duration::from_secs_f64(millis * 5.0 / 1000.0)
 }
 
 /// Every batch of sequences is followed by 1/CONFIG_SHARE as many configurations.
@@ -242,7 +253,7 @@ impl Searcher<'_, '_, '_> {
             Verdict::Passes => {
                 if let Some(cap) = self.s.hang_limit_cap {
                     // A bug-free run near the limit: slower candidates may be slow, not hung.
-                    let wanted = Duration::from_secs_f64(run.opt_millis * 5.0 / 1000.0).min(cap);
+                    let wanted = hang_limit_after(run.opt_millis).min(cap);
                     if wanted > self.s.pool.limits().opt_timeout {
                         self.s.pool.set_opt_timeout(wanted);
                     }

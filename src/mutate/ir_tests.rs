@@ -12,7 +12,7 @@ use super::ir::{ir_text_of, IrMutator, RULES_PER_CLASS};
 use super::witness::{Mutator, RuleClass};
 use crate::llvm::{IrModule, TargetSpec};
 
-const BUGS: &str = "/work/shared/bench/bugs";
+const BUGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/bench/bugs");
 
 /// `repro.ll`, `repro.v22.ll` and `driver.ll` of every benchmark bug that this LLVM reads.
 fn bench_programs() -> Vec<(String, String)> {

@@ -110,23 +110,23 @@ pub fn names_pass(pipeline: &str, name: &str) -> bool {
     let mut params = 0i32;
     let mut word = String::new();
     for ch in pipeline.chars().chain(std::iter::once(',')) {
+        if params > 0 {
+            params += match ch {
+                '<' => 1,
+                '>' => -1,
+                _ => 0,
+            };
+            continue;
+        }
         match ch {
-            '<' => params += 1,
-            '>' => params -= 1,
-            _ if params > 0 => {}
-            '(' | ')' | ',' => {
+            '(' | ')' | ',' | '<' => {
                 if word.trim() == name {
                     return true;
                 }
                 word.clear();
+                params = i32::from(ch == '<');
             }
             _ => word.push(ch),
-        }
-        if ch == '<' && word.trim() == name {
-            return true;
-        }
-        if ch == '<' {
-            word.clear();
         }
     }
     false

@@ -183,9 +183,8 @@ pub fn search_programs(
                     continue;
                 }
                 Judged::Invalid(r) => {
-                    // Not a run of the failing pipeline on a program: no evidence, nor a
-                    // refusal of LLVM's (counted apart, by reason).
-                    recorder.stats.evaluations += 1;
+                    // Counted by reason, apart from LLVM's refusals of sequences.
+                    recorder.evaluated();
                     *program.refused.entry(r).or_default() += 1;
                     guide.missed(rule);
                     continue;
@@ -193,29 +192,22 @@ pub fn search_programs(
             };
             let spectrum = recorder.passing_spectrum(&trace);
             let cov = CovSet::of(&spectrum, failing);
-            let kept = if set.contains(&cov) {
+            if set.contains(&cov) {
                 program.duplicates += 1;
                 guide.missed(rule);
-                false
-            } else {
-                let class = rules[rule].class;
-                let line = per_line.entry((rule, tried.mutant.line)).or_default();
-                if s.guidance == Guidance::Recbi && class.is_structural() && *line >= PER_LINE
-                    || !guide.consider(rule, &cov, &set)
-                {
-                    program.turned_away += 1;
-                    false
-                } else {
-                    *line += 1;
-                    *program.witnesses_by_class.entry(format!("{class:?}")).or_default() += 1;
-                    true
-                }
-            };
-            if !kept {
-                // Evaluated, but no witness: no evidence.
-                recorder.stats.evaluations += 1;
+                recorder.evaluated();
                 continue;
             }
+            let class = rules[rule].class;
+            let line = per_line.entry((rule, tried.mutant.line)).or_default();
+            let capped = s.guidance == Guidance::Recbi && class.is_structural() && *line >= PER_LINE;
+            if capped || !guide.consider(rule, &cov, &set) {
+                program.turned_away += 1;
+                recorder.evaluated();
+                continue;
+            }
+            *line += 1;
+            *program.witnesses_by_class.entry(format!("{class:?}")).or_default() += 1;
             set.add(cov);
             witnesses += 1;
             let made = Made {
