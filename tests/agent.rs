@@ -204,6 +204,7 @@ fn a_campaign_against_an_external_opt_writes_a_bug_folder_that_names_it() {
     let status = Command::new(env!("CARGO_BIN_EXE_ctos"))
         .args(["fuzz", "--out", out.to_str().unwrap(), "--programs", programs.to_str().unwrap()])
         .args(["--sequences", sequences.to_str().unwrap(), "--iterations", "1", "-j", "2", "--opt", &opt()])
+        .args(["--reduce-ir-time", "0", "--localize-time", "0"])
         .args(bug_llvm_args("191714"))
         .output()
         .unwrap();

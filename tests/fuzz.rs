@@ -39,13 +39,22 @@ fn pairs_in(dir: &Path) -> i64 {
 
 /// `--reduce-programs` runs the real cvise with `ctos interesting` as its test: the C
 /// program shrinks and still fails the same way (LICM without MemorySSA aborts on any loop).
-/// One iteration of a campaign over the user's programs and pipelines, two workers.
+/// One iteration of a campaign over the user's programs and pipelines, two workers; its
+/// bugs are neither reduced as IR nor localized unless `extra` sets a time for it.
 fn fuzz_fixed(out: &Path, programs: &Path, sequences: &Path, extra: &[&str]) -> (i32, String, String) {
     let mut args = vec!["fuzz", "--out", out.to_str().unwrap(), "--programs", programs.to_str().unwrap()];
     args.extend_from_slice(&["--sequences", sequences.to_str().unwrap(), "--iterations", "1", "-j", "2"]);
+    for step in ["--reduce-ir-time", "--localize-time"] {
+        if !extra.iter().any(|a| a.starts_with(step)) {
+            args.extend_from_slice(&[step, "0"]);
+        }
+    }
     args.extend_from_slice(extra);
     ctos(&args)
 }
+
+/// Bug-folder steps that tests of other things leave out (each costs a minute or more).
+const NO_FOLDER_STEPS: [&str; 4] = ["--reduce-ir-time", "0", "--localize-time", "0"];
 
 #[test]
 fn reduce_programs_shrinks_the_c_program_with_cvise() {
@@ -72,6 +81,10 @@ fn reduce_programs_shrinks_the_c_program_with_cvise() {
         "1",
         "-j",
         "2",
+        "--reduce-ir-time",
+        "0",
+        "--localize-time",
+        "0",
     ]);
     assert_eq!(code, 0, "{stderr}");
     let bugs = report(&out)["bugs"].as_array().unwrap().clone();
@@ -170,6 +183,7 @@ fn an_interrupted_campaign_resumes_without_losing_or_redoing_pairs() {
     let campaign = |extra: &[&str]| {
         let mut args = vec!["fuzz", "--programs", programs.to_str().unwrap(), "-j", "2", "--seq-select", "24"];
         args.extend_from_slice(&["--seq-pool", "200", "--seq-len", "20..40", "--iterations", "1"]);
+        args.extend_from_slice(&NO_FOLDER_STEPS);
         args.extend_from_slice(extra);
         args.into_iter().map(String::from).collect::<Vec<_>>()
     };
@@ -347,6 +361,7 @@ fn a_known_cause_leaves_the_generator_and_the_time_breakdown_adds_up() {
         let mut args = vec!["fuzz", "--out", out.to_str().unwrap(), "--programs", programs.to_str().unwrap()];
         args.extend_from_slice(&["--llvm-arg=-slp-threshold=-99999", "--seed", "2", "-j", "2"]);
         args.extend_from_slice(&["--seq-pool", "60", "--seq-select", "12", "--seq-len", "30..40", "--iterations", "2"]);
+        args.extend_from_slice(&NO_FOLDER_STEPS);
         args.extend_from_slice(extra);
         let (code, _, stderr) = ctos(&args);
         assert_eq!(code, 0, "{stderr}");
@@ -494,7 +509,7 @@ fn a_hermes_campaign_tests_emi_variants_that_print_their_seeds_output() {
     let out = work.path().join("hermes");
     let args = ["fuzz", "--out", out.to_str().unwrap(), "--generator", "hermes", "--iterations", "1", "-j", "2"];
     let sizes = ["--prog-pool", "10", "--prog-select", "2", "--seq-select", "4", "--seq-len", "20..30", "--seed", "3"];
-    let (code, _, stderr) = ctos(&[&args[..], &sizes[..]].concat());
+    let (code, _, stderr) = ctos(&[&args[..], &sizes[..], &NO_FOLDER_STEPS[..]].concat());
     assert_eq!(code, 0, "{stderr}");
     let db = rusqlite::Connection::open(out.join("campaign.sqlite")).unwrap();
     let rows: Vec<(String, String, String)> = db

@@ -6,6 +6,19 @@ use std::time::Duration;
 
 const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
 
+/// A duration as [`parse_duration`] reads it, or zero in any unit (`0`, `0s`) for a
+/// step turned off.
+pub fn parse_duration_or_off(text: &str) -> Result<Duration, String> {
+    let number = text.trim().strip_suffix(['s', 'm', 'h', 'd']).unwrap_or(text.trim());
+    let zero = !number.is_empty() && number.chars().all(|c| c.is_ascii_digit() || c == '.') && number.parse() == Ok(0.0);
+    if zero {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(text).map_err(|_| {
+        format!("'{}' is not a duration: expected 0 (off) or a positive time up to 365d, like 90, 90s, 30m or 2h", text.trim())
+    })
+}
+
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let problem =
@@ -54,6 +67,18 @@ mod tests {
         for bad in ["", "0", "0s", "-1", "nan", "inf", "1e20", "1e3", "5x", "m", ".", "1..2", "+3", "400d", "2 h"] {
             let e = parse_duration(bad).unwrap_err();
             assert!(e.contains("not a duration"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_step_turned_off_takes_zero_in_any_unit_and_nothing_else_new() {
+        for off in ["0", "0s", "0.0m", "00"] {
+            assert_eq!(parse_duration_or_off(off), Ok(Duration::ZERO), "{off}");
+        }
+        assert_eq!(parse_duration_or_off("3m"), Ok(Duration::from_secs(180)));
+        for bad in ["", "-0", "0x", "s", ".", "-1", "400d"] {
+            let e = parse_duration_or_off(bad).unwrap_err();
+            assert!(e.contains("expected 0 (off)"), "{bad}: {e}");
         }
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-pub use duration::parse_duration;
+pub use duration::{parse_duration, parse_duration_or_off};
 
 use crate::llvm::CFrontend;
 pub use crate::program::catalog_for;

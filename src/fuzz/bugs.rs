@@ -298,27 +298,49 @@ fn program_file(c: &Campaign, l: &Loaded, dir: &std::path::Path) -> Result<&'sta
     })
 }
 
-/// `program`: the bug folder's IR file the commands run.
-fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &str) -> String {
-    // The LLVM under test: Debian's tools of the linked version, or the --opt and its
-    // neighbours.
-    let (opt, lli, version) = match &c.opt {
+/// The LLVM under test's tools as a bug folder's commands name them (Debian's of the
+/// linked version, or the --opt and its neighbours) and its version.
+pub(super) struct Tools {
+    pub opt: String,
+    pub lli: String,
+    pub version: String,
+}
+
+pub(super) fn tools(c: &Campaign) -> Tools {
+    match &c.opt {
         Some(o) => {
             let lli = o.bin_dir().join("lli");
             let lli = if lli.is_file() { shell_quote(&lli.display().to_string()) } else { "lli".to_string() };
-            (shell_quote(&o.opt.display().to_string()), lli, o.version.clone())
+            Tools { opt: shell_quote(&o.opt.display().to_string()), lli, version: o.version.clone() }
         }
         None => {
             let major = crate::llvm::version().0;
-            (format!("opt-{major}"), format!("lli-{major}"), crate::llvm::version_string())
+            Tools { opt: format!("opt-{major}"), lli: format!("lli-{major}"), version: crate::llvm::version_string() }
         }
-    };
+    }
+}
+
+/// The shell lines that show `kind` of failure with plain `opt` (and `lli` for wrong
+/// code) running `pipeline` on `program`, as the campaign ran LLVM.
+pub(super) fn opt_commands(c: &Campaign, kind: FailureKind, pipeline: &str, program: &str) -> String {
+    let Tools { opt, lli, .. } = tools(c);
     let args: String = c.config.llvm_args.iter().map(|a| format!(" {a}")).collect();
+    let pipeline = shell_quote(pipeline);
+    if kind == FailureKind::WrongCode {
+        format!("{opt} -passes={pipeline}{args} {program} -o optimized.bc\n{lli} optimized.bc   # differs from:\n{lli} {program}\n")
+    } else {
+        let verify = if c.config.verify_each == VerifyEach::Off { "" } else { " -verify-each" };
+        format!("{opt} -passes={pipeline}{verify}{args} {program} -disable-output\n")
+    }
+}
+
+/// `program`: the bug folder's IR file the commands run.
+fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &str) -> String {
+    let Tools { opt, version, .. } = tools(c);
     let mut ctos_args: String = c.config.llvm_args.iter().map(|a| format!(" --llvm-arg={a}")).collect();
     if c.opt.is_some() {
         ctos_args.push_str(&format!(" --opt {opt}"));
     }
-    let verify = if c.config.verify_each == VerifyEach::Off { "" } else { " -verify-each" };
     let pipeline = shell_quote(&bug.reduced);
     let mut text = format!(
         "# {} in `{}`\n\n{}\n\nFound by `ctos fuzz` on LLVM {} (campaign seed {}, selection {:?}).\n\
@@ -340,13 +362,7 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &s
         text.push_str(&format!("LLVM says: `{m}`\n\n"));
     }
     text.push_str("## Reproduce\n\nWith opt:\n\n```sh\n");
-    if failure.kind == FailureKind::WrongCode {
-        text.push_str(&format!(
-            "{opt} -passes={pipeline}{args} {program} -o optimized.bc\n{lli} optimized.bc   # differs from:\n{lli} {program}\n"
-        ));
-    } else {
-        text.push_str(&format!("{opt} -passes={pipeline}{verify}{args} {program} -disable-output\n"));
-    }
+    text.push_str(&opt_commands(c, failure.kind, &bug.reduced, program));
     let exec = if failure.kind == FailureKind::WrongCode { " --exec" } else { "" };
     let ctos_verify = match c.config.verify_each {
         VerifyEach::Off => "",
@@ -375,13 +391,16 @@ pub(super) fn localize_command(folder: &str, opt: Option<&std::path::Path>) -> S
 /// Reduce the bug's C program with cvise and keep the result beside the original.
 fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
     let dir = c.dir.join(&bug.dir);
-    let check = super::cvise::Interesting {
+    let check = super::interesting::Interesting {
         failure: failure.clone(),
         pipeline: bug.reduced.clone(),
         verify_each: c.config.verify_each,
         llvm_args: c.config.llvm_args.clone(),
         limits: c.config.limits(),
         opt: c.opt.clone(),
+        culprit: Some(bug.pass.clone()),
+        baseline: None,
+        keep_smallest: None,
     };
     let budget = Duration::from_secs_f64(c.config.reduce_programs_seconds);
     let reduced = match super::cvise::reduce_program(&dir.join("program.c"), &check, budget, c.jobs) {

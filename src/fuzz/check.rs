@@ -8,6 +8,7 @@ use anyhow::{bail, Context as _, Result};
 use super::CampaignConfig;
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::program::find_on_path;
+use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::{check_pipelines, Pool, Rejection};
 use crate::seq::{pipeline_lines, render_with, Catalog, Sequence};
 
@@ -16,7 +17,8 @@ pub(super) struct Checked {
     pub sequences: Option<Vec<String>>,
 }
 
-pub(super) fn check(config: &CampaignConfig, catalog: &Catalog) -> Result<Checked> {
+/// `opt`: the campaign's, located by the caller.
+pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, opt: Option<&ExternalOpt>) -> Result<Checked> {
     let (i, n) = config.shard;
     if n == 0 || i >= n {
         bail!("--shard {i}/{n}: the shard index must be below the number of shards");
@@ -35,6 +37,17 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog) -> Result<Checke
         if !(seconds > 0.0 && seconds.is_finite()) {
             bail!("{flag} must be a positive time, not {seconds}");
         }
+    }
+    for (flag, seconds) in [("--reduce-ir-time", config.reduce_ir_seconds), ("--localize-time", config.localize_seconds)] {
+        if !(seconds >= 0.0 && seconds.is_finite()) {
+            bail!("{flag} must be a time (0 turns the step off), not {seconds}");
+        }
+    }
+    if config.reduce_ir_seconds > 0.0 {
+        super::reduce_ir::llvm_reduce_for(opt)?;
+    }
+    for path in &config.also_opt {
+        super::finish::locate_also(path)?;
     }
     let sequences = match &config.sequences_file {
         Some(file) => Some(read_sequences(file, catalog, config)?),

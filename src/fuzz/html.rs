@@ -91,12 +91,16 @@ fn configuration(page: &mut Page, store: &Store, report: &CampaignReport) -> Res
     Ok(())
 }
 
-/// The `sh` blocks of a bug folder's README before its Localize section: the commands
-/// that reproduce it.
+/// The `sh` blocks of a bug folder's README that reproduce it: those of its reduced
+/// reproducer when it has one, else all before its Localize section.
 fn reproducer_commands(readme: &str) -> String {
     let mut commands = Vec::new();
     let mut inside = false;
-    for line in readme.lines().take_while(|l| !l.starts_with("## Localize")) {
+    let (start, end) = match readme.find("## Reduced reproducer\n") {
+        Some(at) => (at, "## Reproduce"),
+        None => (0, "## Localize"),
+    };
+    for line in readme[start..].lines().take_while(|l| !l.starts_with(end)) {
         match line.trim() {
             "```sh" => inside = true,
             "```" => inside = false,
@@ -144,6 +148,7 @@ fn bugs(page: &mut Page, dir: &Path, out: &Path, bugs: &[BugReport]) {
                 Cell::Num(b.count.to_string()),
                 Cell::Html(format!("<pre>{}</pre>", escape(&reproducer_commands(&readme)))),
                 Cell::Html(format!("<code>{}</code>", escape(&b.localize))),
+                Cell::Html(b.findings.summary_lines().iter().map(|l| escape(l)).collect::<Vec<_>>().join("<br>")),
             ]
         })
         .collect();
@@ -157,6 +162,7 @@ fn bugs(page: &mut Page, dir: &Path, out: &Path, bugs: &[BugReport]) {
         "occurrences",
         "reproduce",
         "localize",
+        "reduced IR, fires on, suspects",
     ];
     page.table("bugs", &headers, &rows);
 }

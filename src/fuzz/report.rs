@@ -21,6 +21,9 @@ pub struct BugReport {
     pub localize: String,
     /// Its other faces: failures with other signatures that cross-reproduce with it.
     pub variants: Vec<Variant>,
+    /// Its program reduced as IR, where it fires, where it is (once the campaign did so).
+    #[serde(flatten)]
+    pub findings: super::issue::Findings,
 }
 
 #[derive(Debug, Serialize)]
@@ -69,6 +72,7 @@ pub(super) fn report_of(store: &super::store::Store, dir: &Path) -> Result<Campa
         .bugs()?
         .into_iter()
         .map(|b| BugReport {
+            findings: super::issue::Findings::read(&dir.join(&b.dir)),
             id: b.id,
             kind: b.kind,
             pass: b.pass,
@@ -141,6 +145,9 @@ pub fn print_report(dir: &Path, json: bool) -> Result<()> {
         )?;
         crate::outln!("{:>6}{}/  {}", "", b.dir, b.reduced)?;
         crate::outln!("{:>6}localize: {}", "", b.localize)?;
+        for line in b.findings.summary_lines() {
+            crate::outln!("{:>6}{line}", "")?;
+        }
         for v in &b.variants {
             crate::outln!("{:>6}also: {}  ({}/)", "", v.signature, v.dir)?;
         }

@@ -284,9 +284,10 @@ impl IrModule {
     }
 
     /// Link the driver (if any) into the module, compile it in a JIT, call `compiled`,
-    /// and run `main`, returning its exit code. The module then belongs to the JIT: call
-    /// this only in a child process that exits afterwards.
-    pub fn jit_main(&mut self, compiled: impl FnOnce()) -> Result<i32, String> {
+    /// and run `main`, returning its exit code. With `stack_fill`, the stack `main`'s
+    /// frames will use holds that byte when it starts. The module then belongs to the
+    /// JIT: call this only in a child process that exits afterwards.
+    pub fn jit_main(&mut self, compiled: impl FnOnce(), stack_fill: Option<u8>) -> Result<i32, String> {
         if let Some(driver) = self.driver.take() {
             self.module
                 .link_in_module(ManuallyDrop::into_inner(driver))
@@ -300,8 +301,39 @@ impl IrModule {
         engine.run_static_constructors();
         // argc 1 and argv[0] set, as a shell and lli run it: a program whose behaviour depends
         // on argc (csmith's print_hash_value test does) behaves here as in its bug report.
-        Ok(unsafe { engine.run_function_as_main(main, &["program"]) })
+        let Some(byte) = stack_fill else {
+            return Ok(unsafe { engine.run_function_as_main(main, &["program"]) });
+        };
+        let address = engine.get_function_address("main").map_err(|e| format!("code generation failed: {e:?}"))?;
+        // Safety: the address is the JIT's code for `main`, which C calls this way whatever
+        // parameters it declares.
+        let main: CMain = unsafe { std::mem::transmute::<usize, CMain>(address) };
+        fill_stack(byte);
+        Ok(call_below_gap(main))
     }
+}
+
+type CMain = unsafe extern "C" fn(i32, *const *const std::ffi::c_char, *const *const std::ffi::c_char) -> i32;
+
+/// Fill the stack below this frame with `byte` (what the next calls' frames find).
+#[inline(never)]
+fn fill_stack(byte: u8) {
+    let mut area = [0u8; 256 * 1024];
+    area.fill(byte);
+    std::hint::black_box(&mut area);
+}
+
+/// Call `main` below a gap, so that its frames lie where [`fill_stack`] wrote `byte`, not
+/// where the return addresses and saved registers of the calls before it were. Nothing
+/// is called before `main` here: any call (a `memset`) would leave its own traces there.
+#[inline(never)]
+fn call_below_gap(main: CMain) -> i32 {
+    let gap = std::mem::MaybeUninit::<[u8; 4096]>::uninit();
+    std::hint::black_box(&gap);
+    let argv = [c"program".as_ptr(), std::ptr::null()];
+    let envp = [std::ptr::null()];
+    // Safety: `main` is the JIT's code for the program's `main`.
+    unsafe { main(1, argv.as_ptr(), envp.as_ptr()) }
 }
 
 fn first_lines(text: &str, n: usize) -> String {

@@ -62,6 +62,14 @@ struct FuzzOutcome {
     opt: Option<PathBuf>,
     #[serde(default)]
     llvm_version: Option<String>,
+    /// The program reduced as IR, when the campaign kept a smaller one.
+    #[serde(default)]
+    reduced_ir: Option<ReducedIrFile>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ReducedIrFile {
+    file: Option<String>,
 }
 
 /// Whether `dir` is a bug folder of either format.
@@ -169,7 +177,8 @@ impl BenchBug {
                 .with_context(|| format!("cannot read {}", reduced.display()))?
                 .trim()
                 .to_string(),
-            program: dir.join(program_file),
+            // The reduced program fails as the original does, and its traces hold less else.
+            program: dir.join(outcome.reduced_ir.and_then(|r| r.file).unwrap_or(program_file)),
             source: Some(dir.join("program.c")).filter(|c| c.exists()),
             // A campaign compiles its C programs with ctos's default flags.
             clang_args: None,

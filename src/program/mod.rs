@@ -15,7 +15,7 @@ mod tests;
 
 pub use generate::{generate, generate_many, GenConfig, Generated, Generator};
 pub use screen::{screen, screen_many, Screen, Screening};
-pub use subject::{catalog_for, frontend_for, reference_execution, Subject, SubjectSpec};
+pub use subject::{catalog_for, frontend_for, reference_execution, reference_execution_filled, Subject, SubjectSpec};
 
 /// Where `name` is on `PATH`, if it is: tools a command needs are checked before it starts.
 pub fn find_on_path(name: &str) -> Option<std::path::PathBuf> {

@@ -139,10 +139,17 @@ fn must_be_file(path: &std::path::Path, what: &str) -> Result<()> {
 
 /// Run `main` of the unoptimized `module` in the sandbox (the pool must be idle).
 pub fn reference_execution(pool: &mut Pool, module: &mut IrModule) -> Result<Execution> {
+    reference_execution_filled(pool, module, None)
+}
+
+/// The unoptimized program's execution with its fresh memory filled with `fill` (see
+/// [`JobSpec::fill_memory`]).
+pub fn reference_execution_filled(pool: &mut Pool, module: &mut IrModule, fill: Option<u8>) -> Result<Execution> {
     if !module.has_main() {
         bail!("the program has no main function to execute (give one with --driver FILE.ll)");
     }
-    let run = pool.run_one(module, &JobSpec { exec: ExecMode::Always, ..JobSpec::optimize("") })?;
+    let job = JobSpec { exec: ExecMode::Always, fill_memory: fill, ..JobSpec::optimize("") };
+    let run = pool.run_one(module, &job)?;
     match run.execution {
         Some(execution) => Ok(execution),
         None => {

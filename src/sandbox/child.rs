@@ -227,9 +227,14 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
     set_phase(Phase::Codegen);
     // Safety: program_exit has exit's C signature.
     unsafe { llvm::override_symbol("exit", program_exit as *mut c_void) };
-    match module.jit_main(|| set_phase(Phase::Executing)) {
+    if let Some(byte) = job.fill_memory {
+        // Safety: a documented glibc tunable; the child is single-threaded here.
+        unsafe { libc::mallopt(libc::M_PERTURB, i32::from(byte)) };
+    }
+    match module.jit_main(|| set_phase(Phase::Executing), job.fill_memory) {
         Ok(code) => program_exit(code),
         Err(message) => send(wire::EXEC_ERROR, message.as_bytes()),
     }
     unsafe { libc::_exit(0) }
 }
+

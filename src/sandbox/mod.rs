@@ -61,6 +61,10 @@ pub struct JobSpec {
     pub focus: Option<Focus>,
     /// LLVM options for this child only, after the pool's (`-slp-max-vf=2`).
     pub llvm_args: Vec<String>,
+    /// Before `main` runs, fill the stack it will use and every block `malloc` hands out
+    /// with this byte (glibc's M_PERTURB), so that a program reading memory it never
+    /// wrote shows it: its output then depends on the byte. In-process children only.
+    pub fill_memory: Option<u8>,
 }
 
 /// One pass of a pipeline, for recording coverage while it alone runs.
@@ -84,6 +88,7 @@ impl JobSpec {
             observe: false,
             focus: None,
             llvm_args: Vec::new(),
+            fill_memory: None,
         }
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _, Result};
 use clap::parser::ValueSource;
 use clap::ArgMatches;
-use ctos::cli::{bounded, default_jobs, jobs, memory_mib, parse_duration};
+use ctos::cli::{bounded, default_jobs, jobs, memory_mib, parse_duration, parse_duration_or_off};
 use ctos::fuzz::{self, CampaignConfig, Resumed, RunOptions, Selection};
 use ctos::llvm::VerifyEach;
 use ctos::output;
@@ -120,6 +120,18 @@ pub struct FuzzArgs {
     /// Time cvise may spend per bug.
     #[arg(long, value_name = "TIME", default_value = "300", value_parser = parse_duration, allow_hyphen_values = true)]
     reduce_programs_time: Duration,
+    /// Time llvm-reduce may spend reducing each new bug's program as IR (kept as reduced.ll,
+    /// the README's first command); 0 turns IR reduction off.
+    #[arg(long, value_name = "TIME", default_value = "3m", value_parser = parse_duration_or_off, allow_hyphen_values = true)]
+    reduce_ir_time: Duration,
+    /// Time `locseq isolate` may spend on each new bug (its culprit pass and top files go
+    /// into the README, the report and ISSUE.md); 0 turns it off.
+    #[arg(long, value_name = "TIME", default_value = "60", value_parser = parse_duration_or_off, allow_hyphen_values = true)]
+    localize_time: Duration,
+    /// Also re-run each bug on this `opt` (repeatable: opt-19, llvm-23/bin/opt) to say
+    /// which LLVMs it fires on.
+    #[arg(long, value_name = "PATH")]
+    also_opt: Vec<PathBuf>,
     /// Print the report as JSON Lines (see the README) instead of a table.
     #[arg(long)]
     json: bool,
@@ -156,6 +168,9 @@ const CONFIG_FLAGS: &[(&str, &[&str])] = &[
     ("memory", &["memory_mib"]),
     ("reduce_programs", &["reduce_programs"]),
     ("reduce_programs_time", &["reduce_programs_seconds"]),
+    ("reduce_ir_time", &["reduce_ir_seconds"]),
+    ("localize_time", &["localize_seconds"]),
+    ("also_opt", &["also_opt"]),
     ("opt", &["opt"]),
 ];
 
@@ -221,6 +236,9 @@ fn config_of(args: &FuzzArgs) -> Result<CampaignConfig> {
         nesting: args.nesting,
         reduce_programs: args.reduce_programs,
         reduce_programs_seconds: args.reduce_programs_time.as_secs_f64(),
+        reduce_ir_seconds: args.reduce_ir_time.as_secs_f64(),
+        localize_seconds: args.localize_time.as_secs_f64(),
+        also_opt: args.also_opt.iter().map(|p| absolute(&Some(p.clone())).unwrap_or_else(|| p.clone())).collect(),
         shard: args.shard,
         opt: absolute(&args.opt),
         max_iterations: args.iterations,
@@ -295,13 +313,31 @@ pub struct InterestingArgs {
     exec_timeout: Duration,
     #[arg(long)]
     opt: Option<PathBuf>,
+    /// A crash inside this pass is the failure whatever its top frame.
+    #[arg(long)]
+    culprit: Option<String>,
+    /// What the unoptimized IR program must keep doing (JSON, written by ctos fuzz).
+    #[arg(long)]
+    baseline: Option<PathBuf>,
+    /// Copy PROGRAM here when it holds and is smaller than what is here.
+    #[arg(long, value_name = "FILE")]
+    keep_smallest: Option<PathBuf>,
     program: PathBuf,
 }
 
 pub fn interesting(args: InterestingArgs) -> Result<ExitCode> {
     let kind = ctos::oracle::FailureKind::parse(&args.kind)
         .with_context(|| format!("unknown failure kind '{}'", args.kind))?;
-    let check = ctos::fuzz::cvise::Interesting {
+    let baseline = match &args.baseline {
+        Some(path) => Some(
+            serde_json::from_str(
+                &std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?,
+            )
+            .with_context(|| format!("{}: not a baseline written by ctos fuzz", path.display()))?,
+        ),
+        None => None,
+    };
+    let check = ctos::fuzz::interesting::Interesting {
         failure: ctos::oracle::Failure { kind, signature: args.signature },
         pipeline: args.passes,
         verify_each: args.verify_each,
@@ -312,6 +348,9 @@ pub fn interesting(args: InterestingArgs) -> Result<ExitCode> {
             ..Default::default()
         },
         opt: args.opt.as_deref().map(ctos::sandbox::agent::ExternalOpt::locate).transpose()?,
+        culprit: args.culprit,
+        baseline,
+        keep_smallest: args.keep_smallest,
     };
-    Ok(if check.holds(&args.program)? { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if check.check(&args.program)? { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

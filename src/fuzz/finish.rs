@@ -1,0 +1,120 @@
+//! After a bug is known: reduce its program as IR, re-run it on every LLVM the campaign
+//! knows, localize it briefly, and write what a maintainer reads. Each step records its
+//! result in the folder's `outcome.json` as it ends, so an interrupted campaign resumes
+//! with the steps still to do.
+
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+
+use super::fires::{fires_on_each, Reproducer};
+use super::interesting::{Baseline, Interesting};
+use super::issue::{issue_text, lead_readme_with, readme_section, Findings};
+use super::reduce_ir::{llvm_reduce_for, reduce_ir};
+use super::store::BugRow;
+use super::suspects::localize;
+use super::Campaign;
+use crate::oracle::{Failure, FailureKind};
+use crate::program::{Subject, SubjectSpec};
+use crate::sandbox::agent::ExternalOpt;
+
+/// Finish every bug whose folder lacks a step (all of them after an interruption).
+pub(super) fn finish_all(c: &mut Campaign) -> Result<()> {
+    for bug in c.store.bugs()? {
+        finish_bug(c, &bug)?;
+    }
+    Ok(())
+}
+
+/// The steps `bug`'s folder lacks, each saved as it ends.
+pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
+    let folder = c.dir.join(&bug.dir);
+    let outcome: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(folder.join("outcome.json")).with_context(|| format!("{}: no outcome.json", bug.dir))?,
+    )?;
+    let program = outcome["program_file"].as_str().unwrap_or("program.ll").to_string();
+    let mut findings = Findings::read(&folder);
+    let before = serde_json::to_value(&findings)?;
+    let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
+    if findings.reduced_ir.is_none() && c.config.reduce_ir_seconds > 0.0 {
+        c.stats.tick(&c.dir, &c.store, c.started, "reducing the program with llvm-reduce")?;
+        let check = interesting(c, bug, kind, &folder.join(&program))?;
+        let tool = llvm_reduce_for(c.opt.as_ref())?;
+        let extension = program.rsplit('.').next().unwrap_or("ll");
+        let out = folder.join(format!("reduced.{extension}"));
+        let budget = Duration::from_secs_f64(c.config.reduce_ir_seconds);
+        findings.reduced_ir = Some(reduce_ir(&tool, &folder.join(&program), &out, &check, budget, c.jobs)?);
+        findings.write(&folder)?;
+    }
+    if findings.fires_on.is_none() {
+        c.stats.tick(&c.dir, &c.store, c.started, "re-running the bug on each LLVM")?;
+        let file = folder.join(findings.reproducer(&program));
+        let reproducer = Reproducer {
+            program: &file,
+            pipeline: &bug.reduced,
+            kind,
+            culprit: &bug.pass,
+            llvm_args: &c.config.llvm_args,
+            verify_each: c.config.verify_each,
+            limits: c.config.limits(),
+        };
+        findings.fires_on = Some(fires_on_each(&reproducer, &llvms(c)?));
+        findings.write(&folder)?;
+    }
+    if findings.suspects.is_none() && c.config.localize_seconds > 0.0 {
+        c.stats.tick(&c.dir, &c.store, c.started, "localizing the bug")?;
+        let budget = Duration::from_secs_f64(c.config.localize_seconds);
+        let opt = c.opt.as_ref().map(|o| o.opt.as_path());
+        findings.suspects = Some(localize(&folder, budget, c.jobs, c.config.seed, opt));
+        findings.write(&folder)?;
+    }
+    if serde_json::to_value(&findings)? != before || !folder.join("ISSUE.md").is_file() {
+        lead_readme_with(&folder, &readme_section(c, bug, &findings, &program))?;
+        std::fs::write(folder.join("ISSUE.md"), issue_text(c, bug, &findings, &folder, &program))?;
+    }
+    Ok(())
+}
+
+/// The judge llvm-reduce calls: this failure under the reduced sequence, a crash
+/// anywhere in the culprit counting, and for wrong code the program's own behaviour kept.
+fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &std::path::Path) -> Result<Interesting> {
+    let mut limits = c.config.limits();
+    limits.exec_timeout = limits.exec_timeout.min(Duration::from_secs(5));
+    let baseline = match kind {
+        FailureKind::WrongCode => {
+            let spec = SubjectSpec::new(program, &c.config.llvm_args).with_opt(c.opt.as_ref())?;
+            let mut subject = Subject::load(&spec, 1, limits)?;
+            Some(Baseline::of(&mut subject.pool, &mut subject.module)?)
+        }
+        _ => None,
+    };
+    Ok(Interesting {
+        failure: Failure { kind, signature: bug.signature.clone() },
+        pipeline: bug.reduced.clone(),
+        verify_each: c.config.verify_each,
+        llvm_args: c.config.llvm_args.clone(),
+        limits,
+        opt: c.opt.clone(),
+        culprit: Some(bug.pass.clone()),
+        baseline,
+        keep_smallest: None,
+    })
+}
+
+/// Every LLVM the campaign knows: the one under test, the linked one, each --also-opt.
+fn llvms(c: &Campaign) -> Result<Vec<Option<ExternalOpt>>> {
+    let mut all: Vec<Option<ExternalOpt>> = vec![None];
+    all.extend(c.opt.clone().map(Some));
+    for path in &c.config.also_opt {
+        let opt = locate_also(path)?;
+        if !all.iter().flatten().any(|o| o.opt == opt.opt) {
+            all.push(Some(opt));
+        }
+    }
+    Ok(all)
+}
+
+/// An `--also-opt`, its errors named so.
+pub(super) fn locate_also(path: &std::path::Path) -> Result<ExternalOpt> {
+    ExternalOpt::locate(path).map_err(|e| anyhow::anyhow!("{}", format!("{e:#}").replacen("--opt ", "--also-opt ", 1)))
+}

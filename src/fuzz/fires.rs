@@ -1,0 +1,115 @@
+//! Where a bug fires: its reproducer re-run on every LLVM the campaign knows (the one
+//! under test, the linked one, each `--also-opt`), judged as the campaign judged it.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::oracle::{failed_in_pass, observe, FailureKind, Observation};
+use crate::program::{Subject, SubjectSpec};
+use crate::sandbox::agent::{major_of, ExternalOpt};
+use crate::sandbox::{ExecMode, JobSpec, Limits};
+
+/// One LLVM's answer, as `outcome.json` records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FiresOn {
+    /// Its version (`X.Y.Z`).
+    pub llvm: String,
+    /// The `opt` that ran it; None: the LLVM linked into ctos.
+    pub opt: Option<PathBuf>,
+    /// None when this LLVM cannot tell: it does not read the IR or know a pass.
+    pub fires: Option<bool>,
+    /// What it did instead, or why it cannot tell.
+    pub note: Option<String>,
+    /// LLVM's message (crash, fatal error, verifier) when it fires.
+    pub message: Option<String>,
+    /// A crash's innermost LLVM frames, innermost first.
+    #[serde(default)]
+    pub frames: Vec<String>,
+    /// For programs with `main`: the unoptimized and the optimized output.
+    pub expected_stdout: Option<String>,
+    pub actual_stdout: Option<String>,
+}
+
+impl FiresOn {
+    /// `22 ✔`, `19 ✘`, `23 ?`.
+    pub fn mark(&self) -> String {
+        let sign = match self.fires {
+            Some(true) => "✔",
+            Some(false) => "✘",
+            None => "?",
+        };
+        format!("{} {sign}", major_of(&self.llvm))
+    }
+}
+
+/// The "fires on" line: each LLVM's mark, oldest first.
+pub fn fires_line(all: &[FiresOn]) -> String {
+    all.iter().map(FiresOn::mark).collect::<Vec<_>>().join(" ")
+}
+
+/// A bug's reproducer and how the campaign judged it.
+pub struct Reproducer<'a> {
+    pub program: &'a Path,
+    pub pipeline: &'a str,
+    pub kind: FailureKind,
+    pub culprit: &'a str,
+    pub llvm_args: &'a [String],
+    pub verify_each: crate::llvm::VerifyEach,
+    pub limits: Limits,
+}
+
+/// Run `r` on each of `llvms` (None: the linked LLVM), oldest version first.
+pub fn fires_on_each(r: &Reproducer, llvms: &[Option<ExternalOpt>]) -> Vec<FiresOn> {
+    let mut all: Vec<FiresOn> = llvms.iter().map(|opt| fires_on(r, opt.as_ref())).collect();
+    all.sort_by_key(|f| (version_key(&f.llvm), f.opt.is_some()));
+    all
+}
+
+fn version_key(version: &str) -> Vec<u32> {
+    version.split('.').map(|p| p.parse().unwrap_or(0)).collect()
+}
+
+fn fires_on(r: &Reproducer, opt: Option<&ExternalOpt>) -> FiresOn {
+    let mut answer = FiresOn {
+        llvm: opt.map_or_else(crate::llvm::version_string, |o| o.version.clone()),
+        opt: opt.map(|o| o.opt.clone()),
+        fires: None,
+        note: None,
+        message: None,
+        frames: Vec::new(),
+        expected_stdout: None,
+        actual_stdout: None,
+    };
+    if let Err(e) = judge(r, opt, &mut answer) {
+        answer.note = Some(format!("{e:#}").lines().next().unwrap_or_default().to_string());
+    }
+    answer
+}
+
+fn judge(r: &Reproducer, opt: Option<&ExternalOpt>, answer: &mut FiresOn) -> anyhow::Result<()> {
+    let spec = SubjectSpec::new(r.program, r.llvm_args).with_opt(opt)?;
+    let mut subject = Subject::load(&spec, 1, r.limits)?;
+    let reference = if subject.module.has_main() { Some(subject.reference()?) } else { None };
+    let exec = if reference.is_some() { ExecMode::Always } else { ExecMode::Never };
+    let job = JobSpec { verify_each: r.verify_each, exec, ..JobSpec::optimize(r.pipeline) };
+    let run = subject.pool.run_one(&mut subject.module, &job)?;
+    answer.expected_stdout = reference.as_ref().map(|e| e.stdout.clone());
+    answer.actual_stdout = run.execution.as_ref().map(|e| e.stdout.clone());
+    answer.message = run.message.clone();
+    answer.frames = run.crash.as_ref().map(|c| c.frames.iter().take(8).cloned().collect()).unwrap_or_default();
+    match observe(&run, reference.as_ref()) {
+        Observation::Rejected => {
+            answer.note = Some(format!("refuses the pipeline: {}", run.message.as_deref().unwrap_or("")));
+        }
+        Observation::Clean => answer.fires = Some(false),
+        Observation::Fails(f) => {
+            let same = f.kind == r.kind && failed_in_pass(&run, r.pipeline, r.culprit).unwrap_or(true);
+            answer.fires = Some(same);
+            if !same {
+                answer.note = Some(format!("fails otherwise: {f}"));
+            }
+        }
+    }
+    Ok(())
+}

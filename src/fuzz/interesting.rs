@@ -1,0 +1,279 @@
+//! The interestingness test that reducers (cvise on C, llvm-reduce on IR) call back into
+//! as `ctos interesting`: the candidate still fails the same way under the reduced
+//! sequence, and, when its output is the evidence, reduction has not made it up.
+
+use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt as _;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::oracle::{Failure, FailureKind, Oracle, Verdict};
+use crate::program::{reference_execution_filled, screen, Screen, Screening, Subject, SubjectSpec};
+use crate::sandbox::agent::ExternalOpt;
+use crate::sandbox::{ExecMode, ExecStatus, JobSpec, Limits, Pool};
+use crate::llvm::IrModule;
+
+/// What `ctos interesting` checks.
+#[derive(Debug, Clone)]
+pub struct Interesting {
+    pub failure: Failure,
+    pub pipeline: String,
+    pub verify_each: crate::llvm::VerifyEach,
+    pub llvm_args: Vec<String>,
+    pub limits: Limits,
+    /// The `opt` under test, when not the linked LLVM.
+    pub opt: Option<ExternalOpt>,
+    /// The pass the campaign found failing: a crash inside it is this failure whatever
+    /// its top frame (a smaller program often crashes a few frames earlier).
+    pub culprit: Option<String>,
+    /// For IR candidates of wrong code: what the original did without optimization.
+    pub baseline: Option<Baseline>,
+    /// Keep a copy of the smallest interesting candidate here: reducers save their best
+    /// only now and then (llvm-reduce after each of its passes), and a reduction that
+    /// runs out of time should still leave the smallest one seen.
+    pub keep_smallest: Option<PathBuf>,
+}
+
+/// What an IR program did before reduction, which a wrong-code candidate must keep:
+/// reduction must not invent the undefined behaviour that then looks like a miscompile.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Baseline {
+    /// The unoptimized program's ending and output (its fresh memory filled with
+    /// [`FILLS`]`[0]`).
+    pub status: ExecStatus,
+    pub stdout: String,
+    /// Whether it does and prints the same with its fresh memory filled with [`FILLS`]`[1]`:
+    /// a program that reads memory it never wrote does not (a store that reduction
+    /// deleted, say), and an optimizer may then legally print anything.
+    pub fill_stable: bool,
+    /// `undef` and `poison` operands in its IR.
+    pub undefined_values: usize,
+    /// What LLVM's `lint` pass calls undefined behaviour in it (null or undef pointers,
+    /// division by zero, out-of-bounds constant offsets, oversized shifts, …).
+    pub lint_findings: usize,
+}
+
+/// The bytes fresh stack and heap memory is filled with in the two unoptimized runs.
+pub const FILLS: [u8; 2] = [0x5a, 0xa5];
+
+impl Baseline {
+    /// The baseline of `module` (which must have `main`).
+    pub fn of(pool: &mut Pool, module: &mut IrModule) -> Result<Baseline> {
+        let first = reference_execution_filled(pool, module, Some(FILLS[0]))?;
+        let second = reference_execution_filled(pool, module, Some(FILLS[1]))?;
+        Ok(Baseline {
+            fill_stable: first.status == second.status && first.stdout == second.stdout,
+            status: first.status,
+            stdout: first.stdout,
+            undefined_values: undefined_values(&module.ir_text()),
+            lint_findings: lint_findings(pool, module)?,
+        })
+    }
+
+    /// Whether `candidate`'s baseline shows nothing this one did not: the same
+    /// behaviour, no new dependence on unwritten memory, no more undefined values or lint.
+    fn kept_by(&self, candidate: &Baseline) -> bool {
+        candidate.status == self.status
+            && candidate.stdout == self.stdout
+            && (candidate.fill_stable || !self.fill_stable)
+            && candidate.undefined_values <= self.undefined_values
+            && candidate.lint_findings <= self.lint_findings
+    }
+}
+
+/// `undef` and `poison` as operands in printed IR (not inside names or strings).
+pub fn undefined_values(ir: &str) -> usize {
+    let mut count = 0;
+    for line in ir.lines().filter(|l| !l.trim_start().starts_with(';')) {
+        let bytes = line.as_bytes();
+        for word in ["undef", "poison"] {
+            for (at, _) in line.match_indices(word) {
+                let before = at.checked_sub(1).map(|i| bytes[i]);
+                let after = bytes.get(at + word.len());
+                let name_char = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'%' | b'@' | b'"');
+                if !before.is_some_and(name_char) && !after.is_some_and(|&b| name_char(b)) {
+                    count += 1;
+                }
+            }
+        }
+    }
+    count
+}
+
+/// How many findings of undefined behaviour LLVM's `lint` pass prints for `module`.
+fn lint_findings(pool: &mut Pool, module: &mut IrModule) -> Result<usize> {
+    let run = pool.run_one(module, &JobSpec::optimize("lint"))?;
+    Ok(run.stderr.lines().filter(|l| l.starts_with("Undefined behavior:")).count())
+}
+
+impl Interesting {
+    /// Whether `program` still shows the failure; if so, it is kept when it is the
+    /// smallest so far (see `keep_smallest`).
+    pub fn check(&self, program: &Path) -> Result<bool> {
+        let holds = self.holds(program)?;
+        if let (true, Some(best)) = (holds, &self.keep_smallest) {
+            keep_if_smaller(program, best)?;
+        }
+        Ok(holds)
+    }
+
+    /// Whether `program` (C or IR) still shows the failure.
+    pub fn holds(&self, program: &Path) -> Result<bool> {
+        // A variant that no longer compiles or parses is simply not interesting.
+        let spec = SubjectSpec::new(program, &self.llvm_args).with_opt(self.opt.as_ref())?;
+        let Ok(mut subject) = Subject::load(&spec, 1, self.limits) else {
+            return Ok(false);
+        };
+        let wrong_code = self.failure.kind == FailureKind::WrongCode;
+        let is_c = program.extension().is_some_and(|e| e == "c");
+        // cvise readily introduces undefined behaviour; it only matters when output does.
+        if wrong_code && is_c && !matches!(screen(program, &Screen::default()), Screening::Clean { .. }) {
+            return Ok(false);
+        }
+        let mut oracle = Oracle::of(self.failure.clone(), None);
+        oracle.crash_in = self.culprit.clone();
+        // Only a failure of the program's behaviour needs it run: a crash is judged by
+        // the optimizer alone, which halves each test of a crash's reduction.
+        let reference = match oracle.needs_execution() && subject.module.has_main() {
+            true => subject.reference().ok(),
+            false => None,
+        };
+        if wrong_code && reference.is_none() {
+            return Ok(false);
+        }
+        oracle.reference = reference.clone();
+        let exec = if reference.is_some() { ExecMode::Always } else { ExecMode::Never };
+        let job = JobSpec { verify_each: self.verify_each, exec, ..JobSpec::optimize(&self.pipeline) };
+        let run = subject.pool.run_one(&mut subject.module, &job)?;
+        if oracle.judge(&run, &self.pipeline)? != Verdict::Same {
+            return Ok(false);
+        }
+        if !wrong_code || is_c {
+            return Ok(true);
+        }
+        // Wrong code in IR without a baseline cannot be told from invented UB.
+        let Some(baseline) = &self.baseline else { return Ok(false) };
+        Ok(baseline.kept_by(&Baseline::of(&mut subject.pool, &mut subject.module)?))
+    }
+
+    /// The `ctos interesting` command line that checks the file the reducer appends.
+    fn command_line(&self, ctos: &Path, baseline: Option<&Path>) -> String {
+        let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+        let mut parts = vec![
+            q(&ctos.display().to_string()),
+            "interesting".into(),
+            "--kind".into(),
+            self.failure.kind.as_str().into(),
+            "--signature".into(),
+            q(&self.failure.signature),
+            "--passes".into(),
+            q(&self.pipeline),
+            "--opt-timeout".into(),
+            self.limits.opt_timeout.as_secs_f64().to_string(),
+            "--exec-timeout".into(),
+            self.limits.exec_timeout.as_secs_f64().to_string(),
+        ];
+        let mode = serde_json::to_value(self.verify_each).ok().and_then(|v| v.as_str().map(str::to_string));
+        parts.push(format!("--verify-each={}", mode.unwrap_or_default()));
+        parts.extend(self.llvm_args.iter().map(|a| q(&format!("--llvm-arg={a}"))));
+        if let Some(opt) = &self.opt {
+            parts.extend(["--opt".to_string(), q(&opt.opt.display().to_string())]);
+        }
+        if let Some(culprit) = &self.culprit {
+            parts.extend(["--culprit".to_string(), q(culprit)]);
+        }
+        if let Some(baseline) = baseline {
+            parts.extend(["--baseline".to_string(), q(&baseline.display().to_string())]);
+        }
+        if let Some(best) = &self.keep_smallest {
+            parts.extend(["--keep-smallest".to_string(), q(&best.display().to_string())]);
+        }
+        parts.join(" ")
+    }
+
+    /// Write `interesting.sh` into `work`: this test on `program` as the shell reads it
+    /// (cvise names no file, llvm-reduce passes one: `"$1"`).
+    pub(super) fn script(&self, work: &Path, program: &str) -> Result<PathBuf> {
+        let baseline = match &self.baseline {
+            Some(b) => {
+                let path = work.join("baseline.json");
+                std::fs::write(&path, serde_json::to_string(b)?)?;
+                Some(path)
+            }
+            None => None,
+        };
+        let script = work.join("interesting.sh");
+        let ctos = std::env::current_exe()?;
+        std::fs::write(&script, format!("#!/bin/sh\nexec {} {program}\n", self.command_line(&ctos, baseline.as_deref())))?;
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+        Ok(script)
+    }
+}
+
+/// Copy `candidate` to `best` if it is smaller than what `best` holds, under a lock
+/// (reducers run several tests at once).
+fn keep_if_smaller(candidate: &Path, best: &Path) -> Result<()> {
+    let lock = std::fs::File::create(best.with_extension("lock"))?;
+    lock.lock()?;
+    let size = std::fs::metadata(candidate)?.len();
+    if std::fs::metadata(best).is_ok_and(|m| m.len() <= size) {
+        return Ok(());
+    }
+    let partial = best.with_extension("partial");
+    std::fs::copy(candidate, &partial)?;
+    std::fs::rename(&partial, best)?;
+    Ok(())
+}
+
+/// How a bounded reducer run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    Finished,
+    /// Stopped at its time limit: what it wrote so far stands.
+    OutOfTime,
+}
+
+/// Run a reducer until it ends or `budget` runs out, with its stderr in `log`. A
+/// reducer that fails says why with the last line of its log.
+pub(super) fn run_bounded(mut command: Command, name: &str, log: &Path, budget: Duration) -> Result<Ended> {
+    // Its own process group: its tests are stopped with it.
+    let mut child: Child = command
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log)?)
+        .spawn()
+        .with_context(|| format!("cannot run {name} (scripts/setup.sh installs it)"))?;
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            if !status.success() {
+                let log = std::fs::read_to_string(log).unwrap_or_default();
+                let last = log.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+                bail!("{name} failed ({status}): {last}");
+            }
+            return Ok(Ended::Finished);
+        }
+        if started.elapsed() >= budget {
+            // Safety: signalling the group this call created.
+            unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
+            let _ = child.wait();
+            return Ok(Ended::OutOfTime);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::undefined_values;
+
+    #[test]
+    fn undefined_values_counts_operands_not_names() {
+        let ir = "; undef in a comment\n%undef.x = add i32 undef, 1\nstore i32 poison, ptr @poison_g\n\
+                  %y = select i1 %c, i32 %undef, i32 undef\n";
+        assert_eq!(undefined_values(ir), 3);
+    }
+}

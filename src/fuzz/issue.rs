@@ -1,0 +1,266 @@
+//! What a bug folder tells a maintainer once its bug is known: the reduced reproducer
+//! at the top of its README, and `ISSUE.md`, a draft in the form LLVM's tracker uses.
+
+use std::path::Path;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use super::bugs::{opt_commands, tools};
+use super::fires::{fires_line, FiresOn};
+use super::reduce_ir::IrReduction;
+use super::store::BugRow;
+use super::suspects::Suspects;
+use super::Campaign;
+use crate::oracle::FailureKind;
+use crate::seq::Sequence;
+
+/// IR longer than this is attached to a report rather than pasted into it.
+const INLINE_LINES: usize = 200;
+
+/// What a bug folder gains after the bug is known, kept in its `outcome.json` (each
+/// step's key present once the step ran, so that a resumed campaign does the rest).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Findings {
+    pub reduced_ir: Option<IrReduction>,
+    pub fires_on: Option<Vec<FiresOn>>,
+    pub suspects: Option<Suspects>,
+}
+
+impl Findings {
+    pub fn read(folder: &Path) -> Findings {
+        std::fs::read_to_string(folder.join("outcome.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    }
+
+    /// Merge these findings into the folder's `outcome.json`.
+    pub fn write(&self, folder: &Path) -> Result<()> {
+        let path = folder.join("outcome.json");
+        let mut outcome: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+        if let (Some(o), serde_json::Value::Object(f)) = (outcome.as_object_mut(), serde_json::to_value(self)?) {
+            o.extend(f.into_iter().filter(|(_, v)| !v.is_null()));
+        }
+        std::fs::write(&path, serde_json::to_string_pretty(&outcome)?)?;
+        Ok(())
+    }
+
+    /// One line per finding, for `ctos report` and the campaign page.
+    pub fn summary_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        match &self.reduced_ir {
+            Some(IrReduction { file: Some(f), lines: n, lines_before, seconds, .. }) => {
+                lines.push(format!("reduced: {f}, {n} lines (from {lines_before}) in {seconds} s"))
+            }
+            Some(IrReduction { note: Some(note), .. }) => lines.push(format!("not reduced: {note}")),
+            _ => {}
+        }
+        if let Some(all) = &self.fires_on {
+            lines.push(format!("fires on: {}", fires_line(all)));
+        }
+        if let Some(s) = &self.suspects {
+            let files: Vec<&str> = s.files.iter().map(|f| f.rsplit('/').next().unwrap_or(f)).collect();
+            let culprit = s.culprit.as_deref().unwrap_or("?");
+            match &s.note {
+                Some(note) if files.is_empty() => lines.push(format!("culprit: {culprit}; no files ({note})")),
+                _ => lines.push(format!("culprit: {culprit}; suspected: {}", files.join(", "))),
+            }
+        }
+        lines
+    }
+
+    /// The IR file a maintainer should run: the reduced one, else the program as found.
+    pub fn reproducer(&self, program: &str) -> String {
+        self.reduced_ir.as_ref().and_then(|r| r.file.clone()).unwrap_or_else(|| program.to_string())
+    }
+}
+
+/// The component LLVM's tracker titles a pass's bugs with: `NewGVNPass` → `NewGVN`.
+fn component(bug: &BugRow, suspects: Option<&Suspects>) -> String {
+    let class = suspects.and_then(|s| s.class.as_deref());
+    match class {
+        Some(class) => {
+            let name = class.rsplit("::").next().unwrap_or(class);
+            name.strip_suffix("Pass").filter(|n| !n.is_empty()).unwrap_or(name).to_string()
+        }
+        None => bug.pass.clone(),
+    }
+}
+
+/// `[LoopExtractor] crash: SIGSEGV in llvm::LoopInfo::erase`.
+pub fn title(bug: &BugRow, findings: &Findings) -> String {
+    let what = match FailureKind::parse(&bug.kind) {
+        Some(FailureKind::Crash) => "crash",
+        Some(FailureKind::Fatal) => "LLVM ERROR",
+        Some(FailureKind::InvalidIr) => "produces invalid IR",
+        Some(FailureKind::WrongCode) => "miscompile",
+        Some(FailureKind::Timeout) => "hang",
+        Some(FailureKind::Oom) => "memory blow-up",
+        _ => bug.kind.as_str(),
+    };
+    format!("[{}] {what}: {}", component(bug, findings.suspects.as_ref()), bug.signature)
+}
+
+/// The section the README leads with once the findings are in.
+pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: &str) -> String {
+    let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
+    let file = findings.reproducer(program);
+    let mut text = String::from("## Reduced reproducer\n\n");
+    match &findings.reduced_ir {
+        Some(IrReduction { file: Some(f), lines_before, lines, seconds, finished, .. }) => text.push_str(&format!(
+            "`{f}`: {lines} lines (from {lines_before}), reduced with llvm-reduce in {seconds} s{}; \
+             it fails as the program did under the reduced sequence:\n\n",
+            if *finished { "" } else { ", stopped at its time limit" }
+        )),
+        Some(IrReduction { note: Some(note), .. }) => text.push_str(&format!("Not reduced: {note}.\n\n")),
+        _ => {}
+    }
+    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, kind, &bug.reduced, &file)));
+    if let Some(all) = &findings.fires_on {
+        text.push_str(&format!("Fires on: {}\n", fires_line(all)));
+        for f in all.iter().filter(|f| f.note.is_some()) {
+            text.push_str(&format!("* LLVM {}: {}\n", f.llvm, f.note.as_deref().unwrap_or("")));
+        }
+        text.push('\n');
+    }
+    if let Some(s) = &findings.suspects {
+        text.push_str(&suspects_lines(s));
+        text.push('\n');
+    }
+    text.push_str("`ISSUE.md` drafts the report for LLVM's tracker.\n\n");
+    text
+}
+
+fn suspects_lines(s: &Suspects) -> String {
+    let culprit = match (&s.culprit, &s.class) {
+        (Some(p), Some(c)) => format!("`{p}` ({c})"),
+        (Some(p), None) => format!("`{p}`"),
+        _ => "not found".to_string(),
+    };
+    let mut text = format!("Culprit pass: {culprit}; suspected files (`{}`, {} s):\n", s.command, s.seconds);
+    for (i, file) in s.files.iter().enumerate() {
+        text.push_str(&format!("{}. `{file}`\n", i + 1));
+    }
+    if let Some(note) = &s.note {
+        text.push_str(&format!("({note})\n"));
+    }
+    text
+}
+
+/// Put `section` at the head of the README in `folder` (before "## Reproduce"),
+/// replacing an earlier one.
+pub fn lead_readme_with(folder: &Path, section: &str) -> Result<()> {
+    let path = folder.join("README.md");
+    let mut text = std::fs::read_to_string(&path)?;
+    if let Some(start) = text.find("## Reduced reproducer\n") {
+        let end = text[start..].find("## Reproduce\n").map_or(text.len(), |e| start + e);
+        text.replace_range(start..end, "");
+    }
+    let at = text.find("## Reproduce\n").unwrap_or(text.len());
+    text.insert_str(at, section);
+    std::fs::write(path, text)?;
+    Ok(())
+}
+
+/// `ISSUE.md`: title, reproducer, command, expected vs actual, versions, suspects and
+/// whether the sequence is one a default pipeline could run.
+pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path, program: &str) -> String {
+    let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
+    let file = findings.reproducer(program);
+    let ir = std::fs::read_to_string(folder.join(&file)).unwrap_or_default();
+    let lines = ir.lines().count();
+    let mut text = format!(
+        "<!-- A draft by ctos fuzz: check it, then file it at https://github.com/llvm/llvm-project/issues -->\n\
+         # {}\n\n`opt -passes='{}'` {} on the IR below (found by a pass-sequence fuzzer, ctos; LLVM {}).\n\n",
+        title(bug, findings),
+        bug.reduced,
+        match kind {
+            FailureKind::Crash => "crashes",
+            FailureKind::Fatal => "stops with a fatal error",
+            FailureKind::InvalidIr => "produces IR the verifier rejects",
+            FailureKind::WrongCode => "miscompiles the program",
+            FailureKind::Timeout => "does not finish",
+            FailureKind::Oom => "runs out of memory",
+            _ => "fails",
+        },
+        tools(c).version
+    );
+    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, kind, &bug.reduced, &file)));
+    if (1..=INLINE_LINES).contains(&lines) {
+        text.push_str(&format!("`{file}` ({lines} lines):\n\n```llvm\n{}\n```\n\n", ir.trim_end()));
+    } else {
+        text.push_str(&format!("`{file}` ({lines} lines) is attached.\n\n"));
+    }
+    text.push_str(&expected_vs_actual(kind, bug, findings));
+    if let Some(all) = &findings.fires_on {
+        text.push_str("## Versions\n\n");
+        for f in all {
+            let how = f.opt.as_ref().map_or("linked into ctos".to_string(), |o| o.display().to_string());
+            let verdict = match f.fires {
+                Some(true) => "fires",
+                Some(false) => "does not fire",
+                None => "cannot tell",
+            };
+            let note = f.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+            text.push_str(&format!("* LLVM {} ({how}): {verdict}{note}\n", f.llvm));
+        }
+        text.push('\n');
+    }
+    if let Some(s) = &findings.suspects {
+        text.push_str("## Where to look\n\n");
+        text.push_str(&suspects_lines(s));
+        text.push('\n');
+    }
+    text.push_str(&default_pipeline_note(c, bug));
+    text
+}
+
+fn expected_vs_actual(kind: FailureKind, bug: &BugRow, findings: &Findings) -> String {
+    let under_test = findings.fires_on.as_ref().and_then(|all| all.iter().find(|f| f.fires == Some(true)));
+    let block = |s: &str| format!("```\n{}\n```\n", crate::output::shorten(s.trim_end(), 2000));
+    let mut text = String::from("## Expected vs actual\n\n");
+    match kind {
+        FailureKind::WrongCode => {
+            let (expected, actual) =
+                under_test.map_or((None, None), |f| (f.expected_stdout.as_deref(), f.actual_stdout.as_deref()));
+            text.push_str("Expected (the unoptimized program, `lli` on the input):\n");
+            text.push_str(&block(expected.unwrap_or("(not recorded)")));
+            text.push_str(&format!("Actual ({}):\n", bug.signature));
+            text.push_str(&block(actual.unwrap_or("(not recorded)")));
+        }
+        _ => {
+            text.push_str("Expected: `opt` finishes and the IR verifies.\n\nActual:\n");
+            let message = under_test.and_then(|f| f.message.as_deref()).unwrap_or(&bug.signature);
+            text.push_str(&block(message));
+            let frames = under_test.map(|f| f.frames.as_slice()).unwrap_or_default();
+            if !frames.is_empty() {
+                text.push_str("\nInnermost LLVM frames:\n");
+                text.push_str(&block(&frames.join("\n")));
+            }
+        }
+    }
+    text.push('\n');
+    text
+}
+
+/// Whether a default pipeline (`default<O3>`) runs every pass of the reduced sequence:
+/// maintainers weigh a bug that `-O3` can meet above one only a custom pipeline can.
+fn default_pipeline_note(c: &Campaign, bug: &BugRow) -> String {
+    let Ok(o3) = c.catalog.set("o3") else { return String::new() };
+    let Ok(seq) = Sequence::parse_with(&bug.reduced, &c.catalog, &c.config.render()) else { return String::new() };
+    let mut outside: Vec<String> = Vec::new();
+    for pass in seq.passes() {
+        if !o3.iter().any(|p| p.name == pass.name) && !outside.contains(&pass.name) {
+            outside.push(pass.name.clone());
+        }
+    }
+    let mut text = String::from("## The pass sequence\n\n");
+    if outside.is_empty() {
+        text.push_str("Every pass of the sequence is one `default<O3>` runs (in another order or with other parameters).\n");
+    } else {
+        let names: Vec<String> = outside.iter().map(|n| format!("`{n}`")).collect();
+        text.push_str(&format!("Not in `default<O3>`: {}; the others are.\n", names.join(", ")));
+    }
+    text
+}

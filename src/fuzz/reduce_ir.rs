@@ -1,0 +1,130 @@
+//! Reducing a bug's program as IR with `llvm-reduce` of the LLVM under test, whose
+//! interestingness test is ctos's own judge of this failure (`ctos interesting`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+
+use super::interesting::{run_bounded, Ended, Interesting};
+use crate::sandbox::agent::ExternalOpt;
+
+/// What IR reduction did, as `outcome.json` records it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IrReduction {
+    /// The reduced program's file in the bug folder (None: nothing smaller was kept).
+    pub file: Option<String>,
+    pub lines_before: usize,
+    pub lines: usize,
+    pub seconds: f64,
+    /// llvm-reduce finished (false: stopped at its time limit with the smallest so far).
+    pub finished: bool,
+    /// Why there is no reduced program, when there is none.
+    pub note: Option<String>,
+}
+
+/// The llvm-reduce of the LLVM under test: the one beside an external `opt`, else the
+/// versioned one of that major version on PATH (`llvm-reduce-22`).
+pub fn llvm_reduce_for(opt: Option<&ExternalOpt>) -> Result<PathBuf> {
+    if let Some(beside) = opt.map(|o| o.bin_dir().join("llvm-reduce")).filter(|p| p.is_file()) {
+        return Ok(beside);
+    }
+    let major = opt.map_or_else(|| crate::llvm::version().0, |o| o.major());
+    let name = format!("llvm-reduce-{major}");
+    match crate::program::find_on_path(&name) {
+        Some(path) => Ok(path),
+        None => bail!(
+            "IR reduction needs {name} (Debian's llvm-{major}-tools; scripts/setup.sh installs it), \
+             or turn it off with --reduce-ir-time 0"
+        ),
+    }
+}
+
+/// Delta passes that only ever make wrong code out of nothing: replacing operands by
+/// `poison` (the check refuses such candidates anyway; skipping spares the tests).
+const WRONG_CODE_SKIPPED: &[&str] = &["operands-poison", "operands-undef"];
+
+/// Reduce `program` (IR) with `tool` for at most `budget`, writing the smallest
+/// interesting version as `out`. The result is checked again here, so a file that the
+/// reducer was writing when its time ran out is never kept.
+pub fn reduce_ir(
+    tool: &Path,
+    program: &Path,
+    out: &Path,
+    check: &Interesting,
+    budget: Duration,
+    jobs: usize,
+) -> Result<IrReduction> {
+    let started = Instant::now();
+    let lines_before = line_count(program);
+    let work = tempfile::Builder::new().prefix("ctos-llvm-reduce-").tempdir()?;
+    let extension = program.extension().and_then(|e| e.to_str()).unwrap_or("ll");
+    let input = work.path().join(format!("input.{extension}"));
+    std::fs::copy(program, &input)?;
+    // llvm-reduce saves its best only after each of its passes: the test keeps the
+    // smallest interesting candidate itself, for a reduction that runs out of time.
+    let smallest = work.path().join(format!("smallest.{extension}"));
+    let check = Interesting { keep_smallest: Some(smallest.clone()), ..check.clone() };
+    let script = check.script(work.path(), "\"$1\"")?;
+    let written = work.path().join(format!("reduced.{extension}"));
+    let mut command = Command::new(tool);
+    command.arg(format!("--test={}", script.display())).arg(format!("-j={}", jobs.max(1)));
+    if check.failure.kind == crate::oracle::FailureKind::WrongCode {
+        let known = known_delta_passes(tool);
+        let skipped: Vec<&str> = WRONG_CODE_SKIPPED.iter().copied().filter(|p| known.iter().any(|k| k == p)).collect();
+        if !skipped.is_empty() {
+            command.arg(format!("--skip-delta-passes={}", skipped.join(",")));
+        }
+    }
+    command.arg("-o").arg(&written).arg(&input).current_dir(work.path());
+    let ended = run_bounded(command, "llvm-reduce", &work.path().join("llvm-reduce.log"), budget);
+    let nothing = |finished: bool, note: String| IrReduction {
+        file: None,
+        lines_before,
+        lines: lines_before,
+        seconds: secs(started),
+        finished,
+        note: Some(note),
+    };
+    let ended = match ended {
+        Ok(ended) => ended,
+        Err(e) => return Ok(nothing(false, format!("{e:#}"))),
+    };
+    let mut candidates = [&written, &smallest];
+    candidates.sort_by_key(|f| std::fs::metadata(f).map_or(u64::MAX, |m| m.len()));
+    for candidate in candidates {
+        if candidate.is_file() && line_count(candidate) < lines_before && check.holds(candidate)? {
+            std::fs::copy(candidate, out)?;
+            return Ok(IrReduction {
+                file: out.file_name().map(|n| n.to_string_lossy().into_owned()),
+                lines_before,
+                lines: line_count(out),
+                seconds: secs(started),
+                finished: ended == Ended::Finished,
+                note: None,
+            });
+        }
+    }
+    Ok(match ended {
+        Ended::Finished => nothing(true, "llvm-reduce found nothing smaller that fails the same way".into()),
+        Ended::OutOfTime => nothing(false, "llvm-reduce kept nothing smaller within its time".into()),
+    })
+}
+
+fn secs(since: Instant) -> f64 {
+    (since.elapsed().as_secs_f64() * 10.0).round() / 10.0
+}
+
+/// Lines of a text IR file (bitcode: 0).
+pub fn line_count(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+/// The delta passes `tool` offers (`--print-delta-passes`), for skipping by name only
+/// what this version has.
+fn known_delta_passes(tool: &Path) -> Vec<String> {
+    let Ok(out) = Command::new(tool).arg("--print-delta-passes").output() else { return Vec::new() };
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| l.trim().to_string()).filter(|l| !l.is_empty()).collect()
+}

@@ -1,0 +1,185 @@
+//! What a campaign's bug folder hands a maintainer: the program reduced as IR with the
+//! real llvm-reduce, where the bug fires, where it is, and a draft report.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+mod common;
+
+fn ctos(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctos")).args(args).output().expect("run ctos");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// A one-iteration campaign over `programs` and `sequences`; the folder of its one bug.
+fn campaign_with_one_bug(work: &Path, programs: &Path, sequences: &str, extra: &[&str]) -> PathBuf {
+    let seq_file = work.join("sequences.txt");
+    std::fs::write(&seq_file, sequences).unwrap();
+    let out = work.join("campaign");
+    let mut args = vec!["fuzz", "--out", out.to_str().unwrap(), "--programs", programs.to_str().unwrap()];
+    args.extend_from_slice(&["--sequences", seq_file.to_str().unwrap(), "--iterations", "1", "-j", "2"]);
+    args.extend_from_slice(extra);
+    let (code, _, stderr) = ctos(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = ctos(&["report", out.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let bugs: Vec<Value> =
+        stdout.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|r| r["type"] == "bug").collect();
+    assert_eq!(bugs.len(), 1, "{stdout}");
+    out.join(bugs[0]["dir"].as_str().unwrap())
+}
+
+fn outcome(folder: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(folder.join("outcome.json")).unwrap()).unwrap()
+}
+
+/// The first `sh` block of the README: the command it leads with.
+fn first_command(folder: &Path) -> Vec<String> {
+    let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+    let block = readme.split("```sh\n").nth(1).expect("a sh block").split("```").next().unwrap();
+    block.lines().map(str::to_string).collect()
+}
+
+/// Run one README line with `sh` in the bug folder.
+fn sh(folder: &Path, line: &str) -> std::process::Output {
+    Command::new("sh").arg("-c").arg(line).current_dir(folder).output().unwrap()
+}
+
+/// A csmith program (seed 2646955483) on which loop-extract crashes on LLVM 19 and 22.
+fn loop_extract_program(work: &Path) -> PathBuf {
+    let programs = work.join("programs");
+    std::fs::create_dir_all(&programs).unwrap();
+    let out = Command::new("csmith").args(["--seed", "2646955483"]).output().unwrap();
+    assert!(out.status.success());
+    std::fs::write(programs.join("p.c"), out.stdout).unwrap();
+    programs
+}
+
+const LOOP_EXTRACT: &str = "loop-extract,function(instcombine<no-verify-fixpoint>,simplifycfg),loop-extract\n";
+
+#[test]
+fn a_crash_gets_a_small_reduced_program_plain_opt_crashes_on_with_where_and_a_draft_report() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = loop_extract_program(work.path());
+    let folder = campaign_with_one_bug(work.path(), &programs, LOOP_EXTRACT, &["--localize-time", "15"]);
+    let o = outcome(&folder);
+    let reduced = &o["reduced_ir"];
+    assert_eq!(reduced["file"], "reduced.ll", "{o}");
+    let lines = std::fs::read_to_string(folder.join("reduced.ll")).unwrap().lines().count();
+    assert!(lines < 100, "{lines} lines");
+    assert_eq!(reduced["lines"], lines);
+    assert!(reduced["lines_before"].as_u64().unwrap() > 1000, "{reduced}");
+    // The README leads with a plain opt command on reduced.ll, and opt crashes on it.
+    let command = first_command(&folder);
+    assert_eq!(command.len(), 1, "{command:?}");
+    let major = o["llvm_version"].as_str().unwrap().split('.').next().unwrap().to_string();
+    assert!(command[0].starts_with(&format!("opt-{major} -passes=")) && command[0].contains(" reduced.ll"), "{command:?}");
+    let out = sh(&folder, &command[0]);
+    assert_eq!(out.status.code(), Some(139), "plain opt did not crash: {}", String::from_utf8_lossy(&out.stderr));
+    // Where it fires: the linked LLVM at least, and the line says so.
+    let fires = o["fires_on"].as_array().unwrap();
+    let linked = fires.iter().find(|f| f["opt"].is_null()).expect("the linked LLVM");
+    assert_eq!(linked["fires"], true, "{linked}");
+    let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+    assert!(readme.contains(&format!("Fires on: ")) && readme.contains(&format!("{major} ✔")), "{readme}");
+    // Where it is, and the draft.
+    let suspects = &o["suspects"];
+    assert_eq!(suspects["culprit"], "loop-extract", "{suspects}");
+    let files = suspects["files"].as_array().unwrap();
+    assert!(!files.is_empty() && files.len() <= 3, "{suspects}");
+    let issue = std::fs::read_to_string(folder.join("ISSUE.md")).unwrap();
+    assert!(issue.contains("# [LoopExtractor] crash: "), "{issue}");
+    assert!(issue.contains(&std::fs::read_to_string(folder.join("reduced.ll")).unwrap().trim_end().to_string()));
+    assert!(issue.contains(&command[0]), "{issue}");
+    assert!(issue.contains(files[0].as_str().unwrap()), "{issue}");
+    assert!(issue.contains("Not in `default<O3>`: `loop-extract`"), "{issue}");
+    // ctos report shows the same.
+    let (_, table, _) = ctos(&["report", folder.parent().unwrap().parent().unwrap().to_str().unwrap()]);
+    assert!(table.contains(&format!("reduced: reduced.ll, {lines} lines")), "{table}");
+    assert!(table.contains("culprit: loop-extract; suspected: "), "{table}");
+}
+
+#[test]
+fn a_reduction_out_of_time_keeps_the_smallest_program_that_still_crashes() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = loop_extract_program(work.path());
+    let extra = ["--reduce-ir-time", "8", "--localize-time", "0"];
+    let folder = campaign_with_one_bug(work.path(), &programs, LOOP_EXTRACT, &extra);
+    let reduced = &outcome(&folder)["reduced_ir"];
+    assert_eq!(reduced["finished"], false, "{reduced}");
+    let lines = std::fs::read_to_string(folder.join("reduced.ll")).expect("reduced.ll").lines().count();
+    assert!(lines < reduced["lines_before"].as_u64().unwrap() as usize, "{reduced}");
+    let out = sh(&folder, &first_command(&folder)[0]);
+    assert_eq!(out.status.code(), Some(139), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// LLVM 22's SLP vectorizer miscompile (bench bug 180456), its driver linked in: the
+/// reduced program still prints something else once optimized, and unoptimized prints
+/// what the original did.
+#[cfg(feature = "llvm22")]
+#[test]
+fn a_wrong_code_bugs_reduced_program_still_differs_under_lli_and_keeps_its_unoptimized_output() {
+    use common::bug;
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    let linked = Command::new("llvm-link-22")
+        .args(["-S", &bug("180456", "repro.ll"), &bug("180456", "driver.ll"), "-o"])
+        .arg(programs.join("slp.ll"))
+        .status()
+        .unwrap();
+    assert!(linked.success());
+    // Pipelines that leave the program alone outvote the miscompiling one (a program most
+    // pipelines disagree on is taken for undefined behaviour).
+    let sequences = "function(slp-vectorizer)\nfunction(sroa)\nfunction(dce)\nfunction(early-cse)\n";
+    let extra = ["--llvm-arg=-slp-threshold=-50", "--localize-time", "0", "--reduce-ir-time", "90"];
+    let folder = campaign_with_one_bug(work.path(), &programs, sequences, &extra);
+    let o = outcome(&folder);
+    assert_eq!(o["kind"], "wrong-code");
+    assert_eq!(o["reduced_ir"]["file"], "reduced.ll", "{o}");
+    let lli = |file: &str| {
+        let out = sh(&folder, &format!("lli-22 {file}"));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(lli("reduced.ll"), lli("program.ll"), "the unoptimized output changed");
+    let command = first_command(&folder);
+    assert_eq!(command.len(), 3, "{command:?}");
+    assert!(sh(&folder, &command[0]).status.success(), "{command:?}");
+    assert_ne!(lli("optimized.bc"), lli("reduced.ll"), "the reduced program no longer shows the bug");
+    let issue = std::fs::read_to_string(folder.join("ISSUE.md")).unwrap();
+    assert!(issue.contains("miscompile: output differs"), "{issue}");
+    assert!(issue.contains(&lli("reduced.ll")), "{issue}");
+}
+
+/// The check a wrong-code reduction relies on: a program that prints memory it never
+/// wrote prints something else when fresh memory holds other bytes.
+#[test]
+fn a_program_reading_memory_it_never_wrote_is_told_apart_by_its_fills() {
+    use ctos::fuzz::interesting::Baseline;
+    let header = "@fmt = constant [4 x i8] c\"%d\\0A\\00\"\ndeclare i32 @printf(ptr, ...)\ndeclare ptr @malloc(i64)\n";
+    let program = |body: &str| {
+        format!("{header}define i32 @main() {{\n{body}  %r = call i32 (ptr, ...) @printf(ptr @fmt, i32 %v)\n  ret i32 0\n}}\n")
+    };
+    let cases = [
+        ("written stack", "  %a = alloca i32\n  store i32 7, ptr %a\n  %v = load i32, ptr %a\n", true),
+        // An array: a frame of one slot is made by pushing a register, which no fill reaches.
+        ("unwritten stack", "  %a = alloca [16 x i32]\n  %e = getelementptr i32, ptr %a, i64 5\n  %v = load volatile i32, ptr %e\n", false),
+        ("unwritten heap", "  %a = call ptr @malloc(i64 64)\n  %v = load volatile i32, ptr %a\n", false),
+    ];
+    ctos::llvm::init();
+    for (what, body, stable) in cases {
+        let module = ctos::llvm::IrModule::from_bytes(program(body).as_bytes(), what, &Default::default());
+        let mut module = module.unwrap();
+        let mut pool = ctos::sandbox::Pool::new(1, Default::default(), Vec::new()).unwrap();
+        let baseline = Baseline::of(&mut pool, &mut module).unwrap();
+        assert_eq!(baseline.fill_stable, stable, "{what}: {baseline:?}");
+        assert_eq!(baseline.undefined_values, 0, "{what}");
+    }
+}
