@@ -79,7 +79,10 @@ fn a_crash_gets_a_small_reduced_program_plain_opt_crashes_on_with_where_and_a_dr
     let command = first_command(&folder);
     assert_eq!(command.len(), 1, "{command:?}");
     let major = o["llvm_version"].as_str().unwrap().split('.').next().unwrap().to_string();
-    assert!(command[0].starts_with(&format!("opt-{major} -passes=")) && command[0].contains(" reduced.ll"), "{command:?}");
+    assert!(
+        command[0].starts_with(&format!("opt-{major} -passes=")) && command[0].contains(" reduced.ll"),
+        "{command:?}"
+    );
     let out = sh(&folder, &command[0]);
     assert_eq!(out.status.code(), Some(139), "plain opt did not crash: {}", String::from_utf8_lossy(&out.stderr));
     // Where it fires: the linked LLVM at least, and the line says so.
@@ -87,7 +90,7 @@ fn a_crash_gets_a_small_reduced_program_plain_opt_crashes_on_with_where_and_a_dr
     let linked = fires.iter().find(|f| f["opt"].is_null()).expect("the linked LLVM");
     assert_eq!(linked["fires"], true, "{linked}");
     let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
-    assert!(readme.contains(&format!("Fires on: ")) && readme.contains(&format!("{major} ✔")), "{readme}");
+    assert!(readme.contains("Fires on: ") && readme.contains(&format!("{major} ✔")), "{readme}");
     // Where it is, and the draft.
     let suspects = &o["suspects"];
     assert_eq!(suspects["culprit"], "loop-extract", "{suspects}");
@@ -99,10 +102,18 @@ fn a_crash_gets_a_small_reduced_program_plain_opt_crashes_on_with_where_and_a_dr
     assert!(issue.contains(&command[0]), "{issue}");
     assert!(issue.contains(files[0].as_str().unwrap()), "{issue}");
     assert!(issue.contains("Not in `default<O3>`: `loop-extract`"), "{issue}");
-    // ctos report shows the same.
-    let (_, table, _) = ctos(&["report", folder.parent().unwrap().parent().unwrap().to_str().unwrap()]);
+    // ctos report and the campaign page show the same.
+    let campaign = folder.parent().unwrap().parent().unwrap();
+    let (_, table, _) = ctos(&["report", campaign.to_str().unwrap()]);
     assert!(table.contains(&format!("reduced: reduced.ll, {lines} lines")), "{table}");
+    assert!(table.contains("fires on: ") && table.contains(&format!("{major} ✔")), "{table}");
     assert!(table.contains("culprit: loop-extract; suspected: "), "{table}");
+    let page = campaign.join("campaign.html");
+    let (code, _, stderr) = ctos(&["report", campaign.to_str().unwrap(), "--html", page.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(&format!("reduced: reduced.ll, {lines} lines")), "no findings on the page");
+    assert!(html.contains("/ISSUE.md\">ISSUE.md</a>"), "no link to ISSUE.md on the page");
 }
 
 #[test]
@@ -170,7 +181,11 @@ fn a_program_reading_memory_it_never_wrote_is_told_apart_by_its_fills() {
     let cases = [
         ("written stack", "  %a = alloca i32\n  store i32 7, ptr %a\n  %v = load i32, ptr %a\n", true),
         // An array: a frame of one slot is made by pushing a register, which no fill reaches.
-        ("unwritten stack", "  %a = alloca [16 x i32]\n  %e = getelementptr i32, ptr %a, i64 5\n  %v = load volatile i32, ptr %e\n", false),
+        (
+            "unwritten stack",
+            "  %a = alloca [16 x i32]\n  %e = getelementptr i32, ptr %a, i64 5\n  %v = load volatile i32, ptr %e\n",
+            false,
+        ),
         ("unwritten heap", "  %a = call ptr @malloc(i64 64)\n  %v = load volatile i32, ptr %a\n", false),
     ];
     ctos::llvm::init();

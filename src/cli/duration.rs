@@ -10,12 +10,16 @@ const MAX_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
 /// step turned off.
 pub fn parse_duration_or_off(text: &str) -> Result<Duration, String> {
     let number = text.trim().strip_suffix(['s', 'm', 'h', 'd']).unwrap_or(text.trim());
-    let zero = !number.is_empty() && number.chars().all(|c| c.is_ascii_digit() || c == '.') && number.parse() == Ok(0.0);
+    let zero =
+        !number.is_empty() && number.chars().all(|c| c.is_ascii_digit() || c == '.') && number.parse() == Ok(0.0);
     if zero {
         return Ok(Duration::ZERO);
     }
     parse_duration(text).map_err(|_| {
-        format!("'{}' is not a duration: expected 0 (off) or a positive time up to 365d, like 90, 90s, 30m or 2h", text.trim())
+        format!(
+            "'{}' is not a duration: expected 0 (off) or a positive time up to 365d, like 90, 90s, 30m or 2h",
+            text.trim()
+        )
     })
 }
 

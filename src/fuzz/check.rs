@@ -38,7 +38,9 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, opt: Option<&Ext
             bail!("{flag} must be a positive time, not {seconds}");
         }
     }
-    for (flag, seconds) in [("--reduce-ir-time", config.reduce_ir_seconds), ("--localize-time", config.localize_seconds)] {
+    for (flag, seconds) in
+        [("--reduce-ir-time", config.reduce_ir_seconds), ("--localize-time", config.localize_seconds)]
+    {
         if !(seconds >= 0.0 && seconds.is_finite()) {
             bail!("{flag} must be a time (0 turns the step off), not {seconds}");
         }

@@ -3,14 +3,15 @@
 //! result in the folder's `outcome.json` as it ends, so an interrupted campaign resumes
 //! with the steps still to do.
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
-use super::fires::{fires_on_each, Reproducer};
+use super::fires::{fires_on_each, FiresOn, Reproducer};
 use super::interesting::{Baseline, Interesting};
 use super::issue::{issue_text, lead_readme_with, readme_section, Findings};
-use super::reduce_ir::{llvm_reduce_for, reduce_ir};
+use super::reduce_ir::{llvm_reduce_for, reduce_ir, IrReduction};
 use super::store::BugRow;
 use super::suspects::localize;
 use super::Campaign;
@@ -30,7 +31,8 @@ pub(super) fn finish_all(c: &mut Campaign) -> Result<()> {
 pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
     let folder = c.dir.join(&bug.dir);
     let outcome: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(folder.join("outcome.json")).with_context(|| format!("{}: no outcome.json", bug.dir))?,
+        &std::fs::read_to_string(folder.join("outcome.json"))
+            .with_context(|| format!("{}: no outcome.json", bug.dir))?,
     )?;
     let program = outcome["program_file"].as_str().unwrap_or("program.ll").to_string();
     let mut findings = Findings::read(&folder);
@@ -38,27 +40,12 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
     let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
     if findings.reduced_ir.is_none() && c.config.reduce_ir_seconds > 0.0 {
         c.stats.tick(&c.dir, &c.store, c.started, "reducing the program with llvm-reduce")?;
-        let check = interesting(c, bug, kind, &folder.join(&program))?;
-        let tool = llvm_reduce_for(c.opt.as_ref())?;
-        let extension = program.rsplit('.').next().unwrap_or("ll");
-        let out = folder.join(format!("reduced.{extension}"));
-        let budget = Duration::from_secs_f64(c.config.reduce_ir_seconds);
-        findings.reduced_ir = Some(reduce_ir(&tool, &folder.join(&program), &out, &check, budget, c.jobs)?);
+        findings.reduced_ir = Some(reduce_program_ir(c, bug, kind, &folder, &program));
         findings.write(&folder)?;
     }
     if findings.fires_on.is_none() {
         c.stats.tick(&c.dir, &c.store, c.started, "re-running the bug on each LLVM")?;
-        let file = folder.join(findings.reproducer(&program));
-        let reproducer = Reproducer {
-            program: &file,
-            pipeline: &bug.reduced,
-            kind,
-            culprit: &bug.pass,
-            llvm_args: &c.config.llvm_args,
-            verify_each: c.config.verify_each,
-            limits: c.config.limits(),
-        };
-        findings.fires_on = Some(fires_on_each(&reproducer, &llvms(c)?));
+        findings.fires_on = Some(fires_on(c, bug, kind, &folder.join(findings.reproducer(&program))));
         findings.write(&folder)?;
     }
     if findings.suspects.is_none() && c.config.localize_seconds > 0.0 {
@@ -75,9 +62,40 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
     Ok(())
 }
 
+/// `reduced.ll` (or `.bc`) beside `program` in `folder`. The bug stands without a smaller
+/// program: a reduction that cannot run says why.
+fn reduce_program_ir(c: &Campaign, bug: &BugRow, kind: FailureKind, folder: &Path, program: &str) -> IrReduction {
+    let path = folder.join(program);
+    let extension = program.rsplit('.').next().unwrap_or("ll");
+    let out = folder.join(format!("reduced.{extension}"));
+    let budget = Duration::from_secs_f64(c.config.reduce_ir_seconds);
+    let reduction = llvm_reduce_for(c.opt.as_ref()).and_then(|tool| {
+        let check = interesting(c, bug, kind, &path)?;
+        reduce_ir(&tool, &path, &out, &check, budget, c.jobs)
+    });
+    reduction.unwrap_or_else(|e| IrReduction::not_reduced(&path, 0.0, false, format!("{e:#}")))
+}
+
+/// The bug's reproducer (`file`) judged on every LLVM the campaign knows.
+fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path) -> Vec<FiresOn> {
+    let reproducer = Reproducer {
+        program: file,
+        pipeline: &bug.reduced,
+        kind,
+        culprit: &bug.pass,
+        llvm_args: &c.config.llvm_args,
+        verify_each: c.config.verify_each,
+        limits: c.config.limits(),
+    };
+    let (llvms, missing) = llvms(c);
+    let mut fires = fires_on_each(&reproducer, &llvms);
+    fires.extend(missing.into_iter().map(|(path, why)| FiresOn::unknown(path, why)));
+    fires
+}
+
 /// The judge llvm-reduce calls: this failure under the reduced sequence, a crash
 /// anywhere in the culprit counting, and for wrong code the program's own behaviour kept.
-fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &std::path::Path) -> Result<Interesting> {
+fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) -> Result<Interesting> {
     let mut limits = c.config.limits();
     limits.exec_timeout = limits.exec_timeout.min(Duration::from_secs(5));
     let baseline = match kind {
@@ -101,20 +119,23 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &std::pat
     })
 }
 
-/// Every LLVM the campaign knows: the one under test, the linked one, each --also-opt.
-fn llvms(c: &Campaign) -> Result<Vec<Option<ExternalOpt>>> {
+/// Every LLVM the campaign knows: the one under test, the linked one, each --also-opt;
+/// and the --also-opts that cannot be run any more (uninstalled since), with why.
+fn llvms(c: &Campaign) -> (Vec<Option<ExternalOpt>>, Vec<(PathBuf, String)>) {
     let mut all: Vec<Option<ExternalOpt>> = vec![None];
     all.extend(c.opt.clone().map(Some));
+    let mut missing = Vec::new();
     for path in &c.config.also_opt {
-        let opt = locate_also(path)?;
-        if !all.iter().flatten().any(|o| o.opt == opt.opt) {
-            all.push(Some(opt));
+        match locate_also(path) {
+            Ok(opt) if !all.iter().flatten().any(|o| o.opt == opt.opt) => all.push(Some(opt)),
+            Ok(_) => {}
+            Err(e) => missing.push((path.clone(), format!("{e:#}"))),
         }
     }
-    Ok(all)
+    (all, missing)
 }
 
 /// An `--also-opt`, its errors named so.
-pub(super) fn locate_also(path: &std::path::Path) -> Result<ExternalOpt> {
+pub(super) fn locate_also(path: &Path) -> Result<ExternalOpt> {
     ExternalOpt::locate(path).map_err(|e| anyhow::anyhow!("{}", format!("{e:#}").replacen("--opt ", "--also-opt ", 1)))
 }

@@ -32,6 +32,25 @@ pub struct FiresOn {
 }
 
 impl FiresOn {
+    /// Nothing known yet of `llvm` (`opt`: None for the linked LLVM).
+    fn blank(llvm: String, opt: Option<PathBuf>) -> FiresOn {
+        FiresOn {
+            llvm,
+            opt,
+            fires: None,
+            note: None,
+            message: None,
+            frames: Vec::new(),
+            expected_stdout: None,
+            actual_stdout: None,
+        }
+    }
+
+    /// An `opt` that cannot be run, and why.
+    pub fn unknown(opt: PathBuf, why: String) -> FiresOn {
+        FiresOn { note: Some(why), ..FiresOn::blank("unknown".into(), Some(opt)) }
+    }
+
     /// `22 ✔`, `19 ✘`, `23 ?`.
     pub fn mark(&self) -> String {
         let sign = match self.fires {
@@ -39,7 +58,13 @@ impl FiresOn {
             Some(false) => "✘",
             None => "?",
         };
-        format!("{} {sign}", major_of(&self.llvm))
+        match major_of(&self.llvm) {
+            0 => format!(
+                "{} {sign}",
+                self.opt.as_deref().and_then(|o| o.file_name()).unwrap_or_default().to_string_lossy()
+            ),
+            major => format!("{major} {sign}"),
+        }
     }
 }
 
@@ -71,16 +96,8 @@ fn version_key(version: &str) -> Vec<u32> {
 }
 
 fn fires_on(r: &Reproducer, opt: Option<&ExternalOpt>) -> FiresOn {
-    let mut answer = FiresOn {
-        llvm: opt.map_or_else(crate::llvm::version_string, |o| o.version.clone()),
-        opt: opt.map(|o| o.opt.clone()),
-        fires: None,
-        note: None,
-        message: None,
-        frames: Vec::new(),
-        expected_stdout: None,
-        actual_stdout: None,
-    };
+    let llvm = opt.map_or_else(crate::llvm::version_string, |o| o.version.clone());
+    let mut answer = FiresOn::blank(llvm, opt.map(|o| o.opt.clone()));
     if let Err(e) = judge(r, opt, &mut answer) {
         answer.note = Some(format!("{e:#}").lines().next().unwrap_or_default().to_string());
     }

@@ -148,7 +148,7 @@ fn bugs(page: &mut Page, dir: &Path, out: &Path, bugs: &[BugReport]) {
                 Cell::Num(b.count.to_string()),
                 Cell::Html(format!("<pre>{}</pre>", escape(&reproducer_commands(&readme)))),
                 Cell::Html(format!("<code>{}</code>", escape(&b.localize))),
-                Cell::Html(b.findings.summary_lines().iter().map(|l| escape(l)).collect::<Vec<_>>().join("<br>")),
+                Cell::Html(findings_cell(b, &folder, &link)),
             ]
         })
         .collect();
@@ -165,6 +165,15 @@ fn bugs(page: &mut Page, dir: &Path, out: &Path, bugs: &[BugReport]) {
         "reduced IR, fires on, suspects",
     ];
     page.table("bugs", &headers, &rows);
+}
+
+/// A bug's findings one a line, with a link to its draft report when it has one.
+fn findings_cell(bug: &BugReport, folder: &Path, link: &dyn Fn(&Path) -> String) -> String {
+    let mut lines: Vec<String> = bug.findings.summary_lines().iter().map(|l| escape(l)).collect();
+    if folder.join("ISSUE.md").is_file() {
+        lines.push(format!("<a href=\"{}\">ISSUE.md</a>", escape(&link(&folder.join("ISSUE.md")))));
+    }
+    lines.join("<br>")
 }
 
 /// The time unit that keeps a span's numbers readable.

@@ -2,19 +2,19 @@
 //! as `ctos interesting`: the candidate still fails the same way under the reduced
 //! sequence, and, when its output is the evidence, reduction has not made it up.
 
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::llvm::IrModule;
 use crate::oracle::{Failure, FailureKind, Oracle, Verdict};
 use crate::program::{reference_execution_filled, screen, Screen, Screening, Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::{ExecMode, ExecStatus, JobSpec, Limits, Pool};
-use crate::llvm::IrModule;
 
 /// What `ctos interesting` checks.
 #[derive(Debug, Clone)]
@@ -207,7 +207,10 @@ impl Interesting {
         };
         let script = work.join("interesting.sh");
         let ctos = std::env::current_exe()?;
-        std::fs::write(&script, format!("#!/bin/sh\nexec {} {program}\n", self.command_line(&ctos, baseline.as_deref())))?;
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\nexec {} {program}\n", self.command_line(&ctos, baseline.as_deref())),
+        )?;
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
         Ok(script)
     }

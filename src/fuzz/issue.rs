@@ -257,7 +257,9 @@ fn default_pipeline_note(c: &Campaign, bug: &BugRow) -> String {
     }
     let mut text = String::from("## The pass sequence\n\n");
     if outside.is_empty() {
-        text.push_str("Every pass of the sequence is one `default<O3>` runs (in another order or with other parameters).\n");
+        text.push_str(
+            "Every pass of the sequence is one `default<O3>` runs (in another order or with other parameters).\n",
+        );
     } else {
         let names: Vec<String> = outside.iter().map(|n| format!("`{n}`")).collect();
         text.push_str(&format!("Not in `default<O3>`: {}; the others are.\n", names.join(", ")));

@@ -25,6 +25,14 @@ pub struct IrReduction {
     pub note: Option<String>,
 }
 
+impl IrReduction {
+    /// No smaller program of `program`, and why.
+    pub fn not_reduced(program: &Path, seconds: f64, finished: bool, note: String) -> IrReduction {
+        let lines = line_count(program);
+        IrReduction { file: None, lines_before: lines, lines, seconds, finished, note: Some(note) }
+    }
+}
+
 /// The llvm-reduce of the LLVM under test: the one beside an external `opt`, else the
 /// versioned one of that major version on PATH (`llvm-reduce-22`).
 pub fn llvm_reduce_for(opt: Option<&ExternalOpt>) -> Result<PathBuf> {
@@ -80,14 +88,7 @@ pub fn reduce_ir(
     }
     command.arg("-o").arg(&written).arg(&input).current_dir(work.path());
     let ended = run_bounded(command, "llvm-reduce", &work.path().join("llvm-reduce.log"), budget);
-    let nothing = |finished: bool, note: String| IrReduction {
-        file: None,
-        lines_before,
-        lines: lines_before,
-        seconds: secs(started),
-        finished,
-        note: Some(note),
-    };
+    let nothing = |finished: bool, note: String| IrReduction::not_reduced(program, secs(started), finished, note);
     let ended = match ended {
         Ok(ended) => ended,
         Err(e) => return Ok(nothing(false, format!("{e:#}"))),

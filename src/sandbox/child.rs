@@ -237,4 +237,3 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
     }
     unsafe { libc::_exit(0) }
 }
-
