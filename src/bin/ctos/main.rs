@@ -51,7 +51,7 @@ enum Command {
         #[arg(long, value_name = "OUT.html")]
         html: Option<std::path::PathBuf>,
     },
-    /// Interestingness test for cvise: exit 0 iff PROGRAM still fails this way.
+    /// Interestingness test for cvise and llvm-reduce: exit 0 iff PROGRAM still fails this way.
     #[command(hide = true)]
     Interesting(fuzz::InterestingArgs),
     /// Combine the folders of a sharded campaign, de-duplicating bugs across shards.
