@@ -53,14 +53,60 @@ pub(super) fn process_pending(c: &mut Campaign) -> Result<()> {
     Ok(())
 }
 
-fn job(c: &Campaign, l: &Loaded, pipeline: &str) -> JobSpec {
-    let exec = if l.reference.is_some() { ExecMode::Always } else { ExecMode::Never };
+/// A job of the campaign's kind: executing the program when it has a reference run.
+fn job(c: &Campaign, execute: bool, pipeline: &str) -> JobSpec {
+    let exec = if execute { ExecMode::Always } else { ExecMode::Never };
     JobSpec { verify_each: c.config.verify_each, exec, ..JobSpec::optimize(pipeline) }
 }
 
 fn run(c: &Campaign, l: &mut Loaded, pipeline: &str) -> Result<Run> {
-    let job = job(c, l, pipeline);
+    let job = job(c, l.reference.is_some(), pipeline);
     Ok(l.subject.pool.run_one(&mut l.subject.module, &job)?)
+}
+
+/// `seq` reduced while `oracle` finds each candidate failing the same way on `subject`
+/// (executed when `execute`); None when `seq` itself no longer fails (wrong code can be
+/// flaky). Candidates run `jobs` at a time, so reduction keeps the workers as busy as
+/// testing.
+pub(super) fn reduce_while_failing(
+    c: &Campaign,
+    subject: &mut Subject,
+    execute: bool,
+    oracle: &Oracle,
+    seq: &Sequence,
+) -> Option<Sequence> {
+    let render = c.config.render();
+    let mut tests = 0;
+    let mut cache = ExecCache::default();
+    let mut fails_each = |candidates: &[Sequence]| -> Vec<bool> {
+        let texts: Vec<Option<String>> = candidates
+            .iter()
+            .map(|candidate| {
+                tests += 1;
+                // Reduction must not strip a pass its precondition (lower-switch before structurizecfg).
+                let candidate = with_preconditions(candidate, &c.catalog);
+                (tests <= MAX_TESTS).then(|| render_with(&candidate, &c.catalog, &render).ok()).flatten()
+            })
+            .collect();
+        let items: Vec<BatchItem> = texts
+            .iter()
+            .enumerate()
+            .filter_map(|(index, text)| Some(BatchItem { index, job: job(c, execute, text.as_deref()?) }))
+            .collect();
+        let mut verdicts = vec![false; candidates.len()];
+        let judged = run_batch_cached(&mut subject.pool, &mut subject.module, items, &mut cache, |i, r| {
+            let text = texts[i].as_deref().unwrap_or_default();
+            verdicts[i] = oracle.judge(&r, text).is_ok_and(|v| v == Verdict::Same);
+        });
+        if judged.is_err() {
+            verdicts.fill(false);
+        }
+        verdicts
+    };
+    if !fails_each(std::slice::from_ref(seq))[0] {
+        return None;
+    }
+    Some(with_preconditions(&reduce_batched(seq, c.jobs, &mut fails_each), &c.catalog))
 }
 
 fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<()> {
@@ -87,40 +133,9 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
         }
     }
     let oracle = Oracle::of(failure.clone(), l.reference.clone());
-    let mut tests = 0;
-    let mut cache = ExecCache::default();
-    // Candidates run `jobs` at a time, so reduction keeps the workers as busy as testing.
-    let mut fails_each = |candidates: &[Sequence]| -> Vec<bool> {
-        let texts: Vec<Option<String>> = candidates
-            .iter()
-            .map(|candidate| {
-                tests += 1;
-                // Reduction must not strip a pass its precondition (lower-switch before structurizecfg).
-                let candidate = with_preconditions(candidate, &c.catalog);
-                (tests <= MAX_TESTS).then(|| render_with(&candidate, &c.catalog, &render).ok()).flatten()
-            })
-            .collect();
-        // Collected first: the jobs borrow `l`, which the batch then runs on.
-        let items: Vec<BatchItem> = texts
-            .iter()
-            .enumerate()
-            .filter_map(|(index, text)| Some(BatchItem { index, job: job(c, l, text.as_deref()?) }))
-            .collect();
-        let mut verdicts = vec![false; candidates.len()];
-        let judged = run_batch_cached(&mut l.subject.pool, &mut l.subject.module, items, &mut cache, |i, r| {
-            let text = texts[i].as_deref().unwrap_or_default();
-            verdicts[i] = oracle.judge(&r, text).is_ok_and(|v| v == Verdict::Same);
-        });
-        if judged.is_err() {
-            verdicts.fill(false);
-        }
-        verdicts
-    };
-    // The failure must fire again before it is worth reducing (wrong code can be flaky).
-    if !fails_each(std::slice::from_ref(&seq))[0] {
+    let Some(reduced) = reduce_while_failing(c, &mut l.subject, l.reference.is_some(), &oracle, &seq) else {
         return c.store.resolve_failure(f.id, "not-reproduced", None);
-    }
-    let reduced = with_preconditions(&reduce_batched(&seq, c.jobs, &mut fails_each), &c.catalog);
+    };
     let text = render_with(&reduced, &c.catalog, &render)?;
     let last = run(c, l, &text)?;
     let detail = detail_of(&last);

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
+use super::bugs::reduce_while_failing;
 use super::fires::{fires_on_each, FiresOn, Reproducer};
 use super::interesting::{Baseline, Interesting};
 use super::issue::{issue_text, lead_readme_with, readme_section, Findings};
@@ -15,9 +16,10 @@ use super::reduce_ir::{llvm_reduce_for, reduce_ir, IrReduction};
 use super::store::BugRow;
 use super::suspects::localize;
 use super::Campaign;
-use crate::oracle::{Failure, FailureKind};
+use crate::oracle::{Failure, FailureKind, Oracle};
 use crate::program::{Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
+use crate::seq::{render_with, Sequence};
 
 /// Finish every bug whose folder lacks a step (all of them after an interruption).
 pub(super) fn finish_all(c: &mut Campaign) -> Result<()> {
@@ -45,7 +47,8 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
     }
     if findings.fires_on.is_none() {
         c.stats.tick(&c.dir, &c.store, c.started, "re-running the bug on each LLVM")?;
-        findings.fires_on = Some(fires_on(c, bug, kind, &folder.join(findings.reproducer(&program))));
+        let file = folder.join(findings.reproducer(&program));
+        findings.fires_on = Some(fires_on(c, bug, kind, &file, findings.pipeline(bug)));
         findings.write(&folder)?;
     }
     if findings.suspects.is_none() && c.config.localize_seconds > 0.0 {
@@ -71,16 +74,41 @@ fn reduce_program_ir(c: &Campaign, bug: &BugRow, kind: FailureKind, folder: &Pat
     let budget = Duration::from_secs_f64(c.config.reduce_ir_seconds);
     let reduction = llvm_reduce_for(c.opt.as_ref()).and_then(|tool| {
         let check = interesting(c, bug, kind, &path)?;
-        reduce_ir(&tool, &path, &out, &check, budget, c.jobs)
+        let mut reduction = reduce_ir(&tool, &path, &out, &check, budget, c.jobs)?;
+        if reduction.file.is_some() {
+            reduction.pipeline = shorter_pipeline(c, bug, &check, &out)?;
+        }
+        Ok(reduction)
     });
     reduction.unwrap_or_else(|e| IrReduction::not_reduced(&path, 0.0, false, format!("{e:#}")))
 }
 
-/// The bug's reproducer (`file`) judged on every LLVM the campaign knows.
-fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path) -> Vec<FiresOn> {
+/// The campaign's reduced sequence reduced again, on the reduced program: passes that
+/// the whole program needed to fail may be needless now. None when none can go.
+fn shorter_pipeline(c: &Campaign, bug: &BugRow, check: &Interesting, reduced: &Path) -> Result<Option<String>> {
+    let spec = SubjectSpec::new(reduced, &c.config.llvm_args).with_opt(c.opt.as_ref())?;
+    let mut subject = Subject::load(&spec, c.jobs, check.limits)?;
+    let mut oracle = Oracle::of(check.failure.clone(), None);
+    oracle.crash_in = Some(bug.pass.clone());
+    if oracle.needs_execution() {
+        oracle.reference = Some(subject.reference()?);
+    }
+    let render = c.config.render();
+    let seq = Sequence::parse_with(&bug.reduced, &c.catalog, &render)?;
+    let execute = oracle.reference.is_some();
+    Ok(match reduce_while_failing(c, &mut subject, execute, &oracle, &seq) {
+        Some(shorter) if shorter.passes().len() < seq.passes().len() => {
+            Some(render_with(&shorter, &c.catalog, &render)?)
+        }
+        _ => None,
+    })
+}
+
+/// The bug's reproducer (`file` under `pipeline`) judged on every LLVM the campaign knows.
+fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path, pipeline: &str) -> Vec<FiresOn> {
     let reproducer = Reproducer {
         program: file,
-        pipeline: &bug.reduced,
+        pipeline,
         kind,
         culprit: &bug.pass,
         llvm_args: &c.config.llvm_args,

@@ -50,8 +50,9 @@ impl Findings {
     pub fn summary_lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
         match &self.reduced_ir {
-            Some(IrReduction { file: Some(f), lines: n, lines_before, seconds, .. }) => {
-                lines.push(format!("reduced: {f}, {n} lines (from {lines_before}) in {seconds} s"))
+            Some(IrReduction { file: Some(f), lines: n, lines_before, seconds, pipeline, .. }) => {
+                let shorter = if pipeline.is_some() { ", a shorter sequence" } else { "" };
+                lines.push(format!("reduced: {f}, {n} lines (from {lines_before}) in {seconds} s{shorter}"))
             }
             Some(IrReduction { note: Some(note), .. }) => lines.push(format!("not reduced: {note}")),
             _ => {}
@@ -68,6 +69,11 @@ impl Findings {
             }
         }
         lines
+    }
+
+    /// The pass sequence that goes with [`Findings::reproducer`].
+    pub fn pipeline<'a>(&'a self, bug: &'a BugRow) -> &'a str {
+        self.reduced_ir.as_ref().and_then(|r| r.pipeline.as_deref()).unwrap_or(&bug.reduced)
     }
 
     /// The IR file a maintainer should run: the reduced one, else the program as found.
@@ -108,15 +114,18 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
     let file = findings.reproducer(program);
     let mut text = String::from("## Reduced reproducer\n\n");
     match &findings.reduced_ir {
-        Some(IrReduction { file: Some(f), lines_before, lines, seconds, finished, .. }) => text.push_str(&format!(
-            "`{f}`: {lines} lines (from {lines_before}), reduced with llvm-reduce in {seconds} s{}; \
-             it fails as the program did under the reduced sequence:\n\n",
-            if *finished { "" } else { ", stopped at its time limit" }
-        )),
+        Some(IrReduction { file: Some(f), lines_before, lines, seconds, finished, pipeline, .. }) => {
+            text.push_str(&format!(
+                "`{f}`: {lines} lines (from {lines_before}), reduced with llvm-reduce in {seconds} s{}; \
+                 it fails as the program did under {}:\n\n",
+                if *finished { "" } else { ", stopped at its time limit" },
+                if pipeline.is_some() { "a shorter sequence than the program needed" } else { "the reduced sequence" }
+            ))
+        }
         Some(IrReduction { note: Some(note), .. }) => text.push_str(&format!("Not reduced: {note}.\n\n")),
         _ => {}
     }
-    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, kind, &bug.reduced, &file)));
+    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, kind, findings.pipeline(bug), &file)));
     if let Some(all) = &findings.fires_on {
         text.push_str(&format!("Fires on: {}\n", fires_line(all)));
         for f in all.iter().filter(|f| f.note.is_some()) {
@@ -174,7 +183,7 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
         "<!-- A draft by ctos fuzz: check it, then file it at https://github.com/llvm/llvm-project/issues -->\n\
          # {}\n\n`opt -passes='{}'` {} on the IR below (found by a pass-sequence fuzzer, ctos; LLVM {}).\n\n",
         title(bug, findings),
-        bug.reduced,
+        findings.pipeline(bug),
         match kind {
             FailureKind::Crash => "crashes",
             FailureKind::Fatal => "stops with a fatal error",
@@ -186,7 +195,7 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
         },
         tools(c).version
     );
-    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, kind, &bug.reduced, &file)));
+    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, kind, findings.pipeline(bug), &file)));
     if (1..=INLINE_LINES).contains(&lines) {
         text.push_str(&format!("`{file}` ({lines} lines):\n\n```llvm\n{}\n```\n\n", ir.trim_end()));
     } else {
@@ -212,7 +221,7 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
         text.push_str(&suspects_lines(s));
         text.push('\n');
     }
-    text.push_str(&default_pipeline_note(c, bug));
+    text.push_str(&default_pipeline_note(c, findings.pipeline(bug)));
     text
 }
 
@@ -246,9 +255,9 @@ fn expected_vs_actual(kind: FailureKind, bug: &BugRow, findings: &Findings) -> S
 
 /// Whether a default pipeline (`default<O3>`) runs every pass of the reduced sequence:
 /// maintainers weigh a bug that `-O3` can meet above one only a custom pipeline can.
-fn default_pipeline_note(c: &Campaign, bug: &BugRow) -> String {
+fn default_pipeline_note(c: &Campaign, pipeline: &str) -> String {
     let Ok(o3) = c.catalog.set("o3") else { return String::new() };
-    let Ok(seq) = Sequence::parse_with(&bug.reduced, &c.catalog, &c.config.render()) else { return String::new() };
+    let Ok(seq) = Sequence::parse_with(pipeline, &c.catalog, &c.config.render()) else { return String::new() };
     let mut outside: Vec<String> = Vec::new();
     for pass in seq.passes() {
         if !o3.iter().any(|p| p.name == pass.name) && !outside.contains(&pass.name) {
@@ -256,13 +265,14 @@ fn default_pipeline_note(c: &Campaign, bug: &BugRow) -> String {
         }
     }
     let mut text = String::from("## The pass sequence\n\n");
-    if outside.is_empty() {
-        text.push_str(
-            "Every pass of the sequence is one `default<O3>` runs (in another order or with other parameters).\n",
-        );
-    } else {
-        let names: Vec<String> = outside.iter().map(|n| format!("`{n}`")).collect();
-        text.push_str(&format!("Not in `default<O3>`: {}; the others are.\n", names.join(", ")));
-    }
+    let names: Vec<String> = outside.iter().map(|n| format!("`{n}`")).collect();
+    let none_inside = seq.passes().iter().all(|p| outside.contains(&p.name));
+    text.push_str(&match (outside.is_empty(), none_inside) {
+        (true, _) => {
+            "Every pass of the sequence is one `default<O3>` runs (in another order or with other parameters).\n".into()
+        }
+        (false, true) => format!("`default<O3>` runs none of its passes: {}.\n", names.join(", ")),
+        (false, false) => format!("Not in `default<O3>`: {}; the others are.\n", names.join(", ")),
+    });
     text
 }

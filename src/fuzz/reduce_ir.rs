@@ -23,13 +23,17 @@ pub struct IrReduction {
     pub finished: bool,
     /// Why there is no reduced program, when there is none.
     pub note: Option<String>,
+    /// A shorter pass sequence that still fails this way on the reduced program (the
+    /// campaign's was reduced on the whole program), when there is one.
+    #[serde(default)]
+    pub pipeline: Option<String>,
 }
 
 impl IrReduction {
     /// No smaller program of `program`, and why.
     pub fn not_reduced(program: &Path, seconds: f64, finished: bool, note: String) -> IrReduction {
         let lines = line_count(program);
-        IrReduction { file: None, lines_before: lines, lines, seconds, finished, note: Some(note) }
+        IrReduction { file: None, lines_before: lines, lines, seconds, finished, note: Some(note), pipeline: None }
     }
 }
 
@@ -105,6 +109,7 @@ pub fn reduce_ir(
                 seconds: secs(started),
                 finished: ended == Ended::Finished,
                 note: None,
+                pipeline: None,
             });
         }
     }

@@ -70,6 +70,9 @@ struct FuzzOutcome {
 #[derive(Debug, Deserialize)]
 struct ReducedIrFile {
     file: Option<String>,
+    /// A shorter sequence that fails on it, when the campaign found one.
+    #[serde(default)]
+    pipeline: Option<String>,
 }
 
 /// Whether `dir` is a bug folder of either format.
@@ -161,6 +164,7 @@ impl BenchBug {
             );
         };
         let reduced = dir.join("reduced.txt");
+        let reduced_ir = outcome.reduced_ir.filter(|r| r.file.is_some());
         let oracle = match outcome.kind.as_str() {
             "crash" => OracleMode::Crash,
             "invalid-ir" => OracleMode::InvalidIr,
@@ -173,12 +177,15 @@ impl BenchBug {
             dir: dir.to_path_buf(),
             title: outcome.signature,
             kind: outcome.kind,
-            pipeline: std::fs::read_to_string(&reduced)
-                .with_context(|| format!("cannot read {}", reduced.display()))?
-                .trim()
-                .to_string(),
+            pipeline: match reduced_ir.as_ref().and_then(|r| r.pipeline.clone()) {
+                Some(shorter) => shorter,
+                None => std::fs::read_to_string(&reduced)
+                    .with_context(|| format!("cannot read {}", reduced.display()))?
+                    .trim()
+                    .to_string(),
+            },
             // The reduced program fails as the original does, and its traces hold less else.
-            program: dir.join(outcome.reduced_ir.and_then(|r| r.file).unwrap_or(program_file)),
+            program: dir.join(reduced_ir.and_then(|r| r.file).unwrap_or(program_file)),
             source: Some(dir.join("program.c")).filter(|c| c.exists()),
             // A campaign compiles its C programs with ctos's default flags.
             clang_args: None,
