@@ -106,6 +106,7 @@ fn shorter_pipeline(c: &Campaign, bug: &BugRow, check: &Interesting, reduced: &P
 
 /// The bug's reproducer (`file` under `pipeline`) judged on every LLVM the campaign knows.
 fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path, pipeline: &str) -> Vec<FiresOn> {
+    let source = &file.with_file_name("program.c");
     let reproducer = Reproducer {
         program: file,
         pipeline,
@@ -114,6 +115,7 @@ fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path, pipeline
         llvm_args: &c.config.llvm_args,
         verify_each: c.config.verify_each,
         limits: c.config.limits(),
+        source: Some((source.as_path(), bug.reduced.as_str())).filter(|(s, _)| s.is_file()),
     };
     let (llvms, missing) = llvms(c);
     let mut fires = fires_on_each(&reproducer, &llvms);
@@ -134,6 +136,9 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
         }
         _ => None,
     };
+    if let Some(b) = &baseline {
+        limits.exec_timeout = b.exec_timeout(limits.exec_timeout);
+    }
     Ok(Interesting {
         failure: Failure { kind, signature: bug.signature.clone() },
         pipeline: bug.reduced.clone(),

@@ -82,6 +82,9 @@ pub struct Reproducer<'a> {
     pub llvm_args: &'a [String],
     pub verify_each: crate::llvm::VerifyEach,
     pub limits: Limits,
+    /// The C program and the sequence that failed on it, for an LLVM that cannot read
+    /// `program` (IR printed by a newer LLVM): compiled by that LLVM's clang.
+    pub source: Option<(&'a Path, &'a str)>,
 }
 
 /// Run `r` on each of `llvms` (None: the linked LLVM), oldest version first.
@@ -98,18 +101,41 @@ fn version_key(version: &str) -> Vec<u32> {
 fn fires_on(r: &Reproducer, opt: Option<&ExternalOpt>) -> FiresOn {
     let llvm = opt.map_or_else(crate::llvm::version_string, |o| o.version.clone());
     let mut answer = FiresOn::blank(llvm, opt.map(|o| o.opt.clone()));
-    if let Err(e) = judge(r, opt, &mut answer) {
-        answer.note = Some(format!("{e:#}").lines().next().unwrap_or_default().to_string());
-    }
+    let Err(e) = judge(r.program, r.pipeline, r, opt, &mut answer) else { return answer };
+    let why = first_part(&format!("{e:#}"));
+    let Some((source, pipeline)) = r.source else {
+        answer.note = Some(why);
+        return answer;
+    };
+    answer.note = Some(match judge(source, pipeline, r, opt, &mut answer) {
+        Ok(()) => format!(
+            "on {} compiled by its clang, under the campaign's sequence ({why}){}",
+            source.file_name().unwrap_or_default().to_string_lossy(),
+            answer.note.as_deref().map(|n| format!("; {n}")).unwrap_or_default()
+        ),
+        Err(e) => format!("{why}; {}", first_part(&format!("{e:#}"))),
+    });
     answer
 }
 
-fn judge(r: &Reproducer, opt: Option<&ExternalOpt>, answer: &mut FiresOn) -> anyhow::Result<()> {
-    let spec = SubjectSpec::new(r.program, r.llvm_args).with_opt(opt)?;
+/// An error's first line up to its first ` | ` (the IR line a parser error quotes).
+fn first_part(message: &str) -> String {
+    message.lines().next().unwrap_or_default().split(" | ").next().unwrap_or_default().to_string()
+}
+
+/// Run `pipeline` on `program` as `r` says, into `answer`.
+fn judge(
+    program: &Path,
+    pipeline: &str,
+    r: &Reproducer,
+    opt: Option<&ExternalOpt>,
+    answer: &mut FiresOn,
+) -> anyhow::Result<()> {
+    let spec = SubjectSpec::new(program, r.llvm_args).with_opt(opt)?;
     let mut subject = Subject::load(&spec, 1, r.limits)?;
     let reference = if subject.module.has_main() { Some(subject.reference()?) } else { None };
     let exec = if reference.is_some() { ExecMode::Always } else { ExecMode::Never };
-    let job = JobSpec { verify_each: r.verify_each, exec, ..JobSpec::optimize(r.pipeline) };
+    let job = JobSpec { verify_each: r.verify_each, exec, ..JobSpec::optimize(pipeline) };
     let run = subject.pool.run_one(&mut subject.module, &job)?;
     answer.expected_stdout = reference.as_ref().map(|e| e.stdout.clone());
     answer.actual_stdout = run.execution.as_ref().map(|e| e.stdout.clone());
@@ -121,7 +147,7 @@ fn judge(r: &Reproducer, opt: Option<&ExternalOpt>, answer: &mut FiresOn) -> any
         }
         Observation::Clean => answer.fires = Some(false),
         Observation::Fails(f) => {
-            let same = f.kind == r.kind && failed_in_pass(&run, r.pipeline, r.culprit).unwrap_or(true);
+            let same = f.kind == r.kind && failed_in_pass(&run, pipeline, r.culprit).unwrap_or(true);
             answer.fires = Some(same);
             if !same {
                 answer.note = Some(format!("fails otherwise: {f}"));

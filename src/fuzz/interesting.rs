@@ -14,7 +14,7 @@ use crate::llvm::IrModule;
 use crate::oracle::{Failure, FailureKind, Oracle, Verdict};
 use crate::program::{reference_execution_filled, screen, Screen, Screening, Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
-use crate::sandbox::{ExecMode, ExecStatus, JobSpec, Limits, Pool};
+use crate::sandbox::{ExecMode, ExecStatus, Execution, JobSpec, Limits, Pool};
 
 /// What `ctos interesting` checks.
 #[derive(Debug, Clone)]
@@ -39,7 +39,7 @@ pub struct Interesting {
 
 /// What an IR program did before reduction, which a wrong-code candidate must keep:
 /// reduction must not invent the undefined behaviour that then looks like a miscompile.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Baseline {
     /// The unoptimized program's ending and output (its fresh memory filled with
     /// [`FILLS`]`[0]`).
@@ -49,6 +49,9 @@ pub struct Baseline {
     /// a program that reads memory it never wrote does not (a store that reduction
     /// deleted, say), and an optimizer may then legally print anything.
     pub fill_stable: bool,
+    /// Code generation plus the run, the slower of the two (ms).
+    #[serde(default)]
+    pub millis: f64,
     /// `undef` and `poison` operands in its IR.
     pub undefined_values: usize,
     /// What LLVM's `lint` pass calls undefined behaviour in it (null or undef pointers,
@@ -63,14 +66,26 @@ impl Baseline {
     /// The baseline of `module` (which must have `main`).
     pub fn of(pool: &mut Pool, module: &mut IrModule) -> Result<Baseline> {
         let first = reference_execution_filled(pool, module, Some(FILLS[0]))?;
+        Baseline::after(pool, module, first)
+    }
+
+    /// The baseline of `module`, whose run with [`FILLS`]`[0]` was `first`.
+    fn after(pool: &mut Pool, module: &mut IrModule, first: Execution) -> Result<Baseline> {
         let second = reference_execution_filled(pool, module, Some(FILLS[1]))?;
         Ok(Baseline {
             fill_stable: first.status == second.status && first.stdout == second.stdout,
+            millis: first.millis.max(second.millis),
             status: first.status,
             stdout: first.stdout,
             undefined_values: undefined_values(&module.ir_text()),
             lint_findings: lint_findings(pool, module)?,
         })
+    }
+
+    /// How long a candidate may run: ten times the original, at least a second. Reduction
+    /// deletes loop exits, and each endless candidate would cost the whole timeout.
+    pub fn exec_timeout(&self, at_most: Duration) -> Duration {
+        Duration::from_secs_f64((self.millis / 100.0).max(1.0)).min(at_most)
     }
 
     /// Whether `candidate`'s baseline shows nothing this one did not: the same
@@ -135,10 +150,12 @@ impl Interesting {
         }
         let mut oracle = Oracle::of(self.failure.clone(), None);
         oracle.crash_in = self.culprit.clone();
+        // Wrong code in IR runs with fresh memory filled, as its baseline did.
+        let fill = (wrong_code && !is_c).then_some(FILLS[0]);
         // Only a failure of the program's behaviour needs it run: a crash is judged by
         // the optimizer alone, which halves each test of a crash's reduction.
         let reference = match oracle.needs_execution() && subject.module.has_main() {
-            true => subject.reference().ok(),
+            true => reference_execution_filled(&mut subject.pool, &mut subject.module, fill).ok(),
             false => None,
         };
         if wrong_code && reference.is_none() {
@@ -146,17 +163,16 @@ impl Interesting {
         }
         oracle.reference = reference.clone();
         let exec = if reference.is_some() { ExecMode::Always } else { ExecMode::Never };
-        let job = JobSpec { verify_each: self.verify_each, exec, ..JobSpec::optimize(&self.pipeline) };
+        let job =
+            JobSpec { verify_each: self.verify_each, exec, fill_memory: fill, ..JobSpec::optimize(&self.pipeline) };
         let run = subject.pool.run_one(&mut subject.module, &job)?;
         if oracle.judge(&run, &self.pipeline)? != Verdict::Same {
             return Ok(false);
         }
-        if !wrong_code || is_c {
-            return Ok(true);
-        }
+        let (Some(first), Some(_)) = (reference, fill) else { return Ok(true) };
         // Wrong code in IR without a baseline cannot be told from invented UB.
         let Some(baseline) = &self.baseline else { return Ok(false) };
-        Ok(baseline.kept_by(&Baseline::of(&mut subject.pool, &mut subject.module)?))
+        Ok(baseline.kept_by(&Baseline::after(&mut subject.pool, &mut subject.module, first)?))
     }
 
     /// The `ctos interesting` command line that checks the file the reducer appends.
