@@ -109,8 +109,10 @@ fn fires_on(r: &Reproducer, opt: Option<&ExternalOpt>) -> FiresOn {
     };
     answer.note = Some(match judge(source, pipeline, r, opt, &mut answer) {
         Ok(()) => format!(
-            "on {} compiled by its clang, under the campaign's sequence ({why}){}",
+            "on {} compiled by its clang, under the campaign's sequence: it cannot read {} ({}){}",
             source.file_name().unwrap_or_default().to_string_lossy(),
+            r.program.file_name().unwrap_or_default().to_string_lossy(),
+            why.rsplit("error: ").next().unwrap_or(&why),
             answer.note.as_deref().map(|n| format!("; {n}")).unwrap_or_default()
         ),
         Err(e) => format!("{why}; {}", first_part(&format!("{e:#}"))),

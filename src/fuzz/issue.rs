@@ -201,7 +201,7 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
     } else {
         text.push_str(&format!("`{file}` ({lines} lines) is attached.\n\n"));
     }
-    text.push_str(&expected_vs_actual(kind, bug, findings));
+    text.push_str(&expected_vs_actual(c, kind, bug, findings));
     if let Some(all) = &findings.fires_on {
         text.push_str("## Versions\n\n");
         for f in all {
@@ -225,9 +225,14 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
     text
 }
 
-fn expected_vs_actual(kind: FailureKind, bug: &BugRow, findings: &Findings) -> String {
-    let under_test = findings.fires_on.as_ref().and_then(|all| all.iter().find(|f| f.fires == Some(true)));
-    let block = |s: &str| format!("```\n{}\n```\n", crate::output::shorten(s.trim_end(), 2000));
+/// What the LLVM under test did with the reproducer, against what it should have done.
+fn expected_vs_actual(c: &Campaign, kind: FailureKind, bug: &BugRow, findings: &Findings) -> String {
+    let opt = c.opt.as_ref().map(|o| &o.opt);
+    let under_test = findings.fires_on.as_ref().and_then(|all| all.iter().find(|f| f.opt.as_ref() == opt));
+    let block = |s: &str| match s.trim_end() {
+        "" => "```\n(no output)\n```\n".to_string(),
+        text => format!("```\n{}\n```\n", crate::output::shorten(text, 2000)),
+    };
     let mut text = String::from("## Expected vs actual\n\n");
     match kind {
         FailureKind::WrongCode => {
