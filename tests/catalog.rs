@@ -15,13 +15,79 @@ fn committed_catalog_is_what_opt_prints_now() {
     let major = ctos::llvm::version().0;
     let opt = PathBuf::from(format!("/usr/lib/llvm-{major}/bin/opt"));
     let tables = ctos::seq::catalog_tables(&opt, major).unwrap();
-    for (file, generated) in [(format!("llvm{major}.tsv"), &tables.tsv), (format!("o3.llvm{major}.txt"), &tables.o3)] {
+    let files = [
+        (format!("llvm{major}.tsv"), &tables.tsv),
+        (format!("o3.llvm{major}.txt"), &tables.o3),
+        (format!("production.llvm{major}.txt"), &tables.production),
+    ];
+    for (file, generated) in files {
         let committed = std::fs::read_to_string(root().join("passes").join(&file)).unwrap();
         assert!(
             &committed == generated,
             "passes/{file} is stale for LLVM {major}: run `ctos passes --write-catalog passes` (with the LLVM {major} build)"
         );
     }
+}
+
+/// The leaf passes of a pipeline `opt -print-pipeline-passes` printed, parameters kept: a
+/// name followed by `(` is an adaptor, `require<…>` and `invalidate<…>` name analyses.
+fn leaf_passes(printed: &str) -> Vec<String> {
+    let (mut leaves, mut token, mut depth) = (Vec::new(), String::new(), 0);
+    for c in printed.trim().chars().chain(std::iter::once(',')) {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            ',' | '(' | ')' if depth == 0 => {
+                let t = std::mem::take(&mut token);
+                let analysis = t.starts_with("require<") || t.starts_with("invalidate<");
+                if c != '(' && !t.is_empty() && !analysis {
+                    leaves.push(t);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        token.push(c);
+    }
+    leaves
+}
+
+/// `--pass-set production` is what clang's default and LTO pipelines run: the union of
+/// their passes as this LLVM's `opt` prints them, parameters and all.
+#[test]
+fn the_production_set_is_the_union_of_the_default_pipelines_passes() {
+    let major = ctos::llvm::version().0;
+    let opt = format!("/usr/lib/llvm-{major}/bin/opt");
+    let pipelines = ["default<O1>", "default<O2>", "default<O3>", "default<Os>", "default<Oz>"].into_iter().chain([
+        "thinlto-pre-link<O2>",
+        "thinlto<O2>",
+        "lto-pre-link<O2>",
+        "lto<O2>",
+    ]);
+    let union: std::collections::BTreeSet<String> = pipelines.flat_map(|p| printed_leaves(&opt, p)).collect();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ctos"))
+        .args(["passes", "--set", "production", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let set: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["type"] == "pass")
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(union.len() > 80, "{union:?}");
+    assert_eq!(set, union, "only in the set: {:?}; only in the pipelines: {:?}", &set - &union, &union - &set);
+}
+
+fn printed_leaves(opt: &str, pipeline: &str) -> Vec<String> {
+    let out = std::process::Command::new(opt)
+        .args([&format!("-passes={pipeline}"), "-print-pipeline-passes", "-disable-output", "-"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{pipeline}: {}", String::from_utf8_lossy(&out.stderr));
+    leaf_passes(&String::from_utf8_lossy(&out.stdout))
 }
 
 /// Every rename in `legacy.tsv` leads to a pipeline the catalog parses, and the legacy

@@ -346,6 +346,37 @@ fn planned_sequences(dir: &Path, iteration: i64) -> Vec<String> {
     st.query_map([iteration], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
 }
 
+/// `--pass-set production` draws only passes, with their parameters, that a default or
+/// LTO pipeline runs, and the sequences it draws run.
+#[test]
+fn a_production_campaign_draws_only_what_default_pipelines_run() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    std::fs::copy(root().join("examples/sum.c"), programs.join("sum.c")).unwrap();
+    let out = work.path().join("campaign");
+    let mut args = vec!["fuzz", "--out", out.to_str().unwrap(), "--programs", programs.to_str().unwrap()];
+    args.extend_from_slice(&["--pass-set", "production", "--seed", "5", "-j", "2", "--iterations", "1"]);
+    args.extend_from_slice(&["--seq-pool", "40", "--seq-select", "8", "--seq-len", "20..30"]);
+    args.extend_from_slice(&NO_FOLDER_STEPS);
+    let (code, _, stderr) = ctos(&args);
+    assert_eq!(code, 0, "{stderr}");
+    let catalog = ctos::seq::Catalog::for_llvm(ctos::llvm::version().0).unwrap();
+    let production: Vec<String> = catalog.set("production").unwrap().iter().map(|p| p.to_string()).collect();
+    let sequences = planned_sequences(&out, 0);
+    assert_eq!(sequences.len(), 8);
+    let mut with_params = 0;
+    for text in &sequences {
+        let seq = ctos::seq::Sequence::parse(text, &catalog).unwrap();
+        for pass in seq.passes() {
+            assert!(production.contains(&pass.to_string()), "{pass} is no production pass: {text}");
+            with_params += usize::from(pass.params.is_some());
+        }
+    }
+    assert!(with_params > 0, "no pass with the parameters a default pipeline gives it: {sequences:?}");
+    assert_eq!(report(&out)["pairs"], 8);
+}
+
 /// A bug found in iteration 0 leaves the generator of iteration 1 (unless --keep-known);
 /// and the time breakdown in stats.json adds up to the run's wall time.
 #[cfg(not(feature = "llvm19"))]

@@ -11,7 +11,7 @@ use anyhow::{Context as _, Result};
 use super::bugs::reduce_while_failing;
 use super::fires::{fires_on_each, FiresOn, Reproducer};
 use super::interesting::{Baseline, Interesting};
-use super::issue::{issue_text, lead_readme_with, readme_section, Findings};
+use super::issue::{issue_text, lead_readme_with, outside_production, readme_section, Findings};
 use super::reduce_ir::{llvm_reduce_for, reduce_ir, IrReduction};
 use super::store::BugRow;
 use super::suspects::localize;
@@ -58,7 +58,9 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
         findings.suspects = Some(localize(&folder, budget, c.jobs, c.config.seed, opt));
         findings.write(&folder)?;
     }
+    findings.production_only = outside_production(c, findings.pipeline(bug)).map(|o| o.is_empty());
     if serde_json::to_value(&findings)? != before || !folder.join("ISSUE.md").is_file() {
+        findings.write(&folder)?;
         lead_readme_with(&folder, &readme_section(c, bug, &findings, &program))?;
         std::fs::write(folder.join("ISSUE.md"), issue_text(c, bug, &findings, &folder, &program))?;
     }

@@ -25,6 +25,8 @@ pub struct Findings {
     pub reduced_ir: Option<IrReduction>,
     pub fires_on: Option<Vec<FiresOn>>,
     pub suspects: Option<Suspects>,
+    /// Whether production pipelines run every pass of its (shortest) reduced sequence.
+    pub production_only: Option<bool>,
 }
 
 impl Findings {
@@ -59,6 +61,9 @@ impl Findings {
         }
         if let Some(all) = &self.fires_on {
             lines.push(format!("fires on: {}", fires_line(all)));
+        }
+        if self.production_only == Some(true) {
+            lines.push("production-only: clang's default pipelines run all its passes".into());
         }
         if let Some(s) = &self.suspects {
             let files: Vec<&str> = s.files.iter().map(|f| f.rsplit('/').next().unwrap_or(f)).collect();
@@ -221,7 +226,7 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
         text.push_str(&suspects_lines(s));
         text.push('\n');
     }
-    text.push_str(&default_pipeline_note(c, findings.pipeline(bug)));
+    text.push_str(&production_note(c, findings.pipeline(bug)));
     text
 }
 
@@ -258,26 +263,35 @@ fn expected_vs_actual(c: &Campaign, kind: FailureKind, bug: &BugRow, findings: &
     text
 }
 
-/// Whether a default pipeline (`default<O3>`) runs every pass of the reduced sequence:
-/// maintainers weigh a bug that `-O3` can meet above one only a custom pipeline can.
-fn default_pipeline_note(c: &Campaign, pipeline: &str) -> String {
-    let Ok(o3) = c.catalog.set("o3") else { return String::new() };
-    let Ok(seq) = Sequence::parse_with(pipeline, &c.catalog, &c.config.render()) else { return String::new() };
+/// The passes of `pipeline` that no production pipeline (clang's `-O1` … `-Oz`, (Thin)LTO)
+/// runs, by name; None when the pipeline does not parse.
+pub fn outside_production(c: &Campaign, pipeline: &str) -> Option<Vec<String>> {
+    let production = c.catalog.set("production").ok()?;
+    let seq = Sequence::parse_with(pipeline, &c.catalog, &c.config.render()).ok()?;
     let mut outside: Vec<String> = Vec::new();
     for pass in seq.passes() {
-        if !o3.iter().any(|p| p.name == pass.name) && !outside.contains(&pass.name) {
+        if !production.iter().any(|p| p.name == pass.name) && !outside.contains(&pass.name) {
             outside.push(pass.name.clone());
         }
     }
-    let mut text = String::from("## The pass sequence\n\n");
+    Some(outside)
+}
+
+/// Whether the production pipelines run every pass of the reduced sequence: maintainers
+/// weigh a bug that `-O2` can meet above one only a custom pipeline can.
+fn production_note(c: &Campaign, pipeline: &str) -> String {
+    let Some(outside) = outside_production(c, pipeline) else { return String::new() };
     let names: Vec<String> = outside.iter().map(|n| format!("`{n}`")).collect();
-    let none_inside = seq.passes().iter().all(|p| outside.contains(&p.name));
-    text.push_str(&match (outside.is_empty(), none_inside) {
-        (true, _) => {
-            "Every pass of the sequence is one `default<O3>` runs (in another order or with other parameters).\n".into()
-        }
-        (false, true) => format!("`default<O3>` runs none of its passes: {}.\n", names.join(", ")),
-        (false, false) => format!("Not in `default<O3>`: {}; the others are.\n", names.join(", ")),
+    let all_outside = Sequence::parse_with(pipeline, &c.catalog, &c.config.render())
+        .is_ok_and(|seq| seq.passes().iter().all(|p| outside.contains(&p.name)));
+    let pipelines = "clang's default pipelines (`-O1` … `-O3`, `-Os`, `-Oz`, (Thin)LTO)";
+    let mut text = String::from("## The pass sequence\n\n");
+    text.push_str(&match (outside.is_empty(), all_outside) {
+        (true, _) => format!(
+            "Production-only: {pipelines} run every pass of it (in another order, maybe with other parameters).\n"
+        ),
+        (false, true) => format!("{pipelines} run none of its passes: {}.\n", names.join(", ")),
+        (false, false) => format!("Not in {pipelines}: {}; the others are.\n", names.join(", ")),
     });
     text
 }

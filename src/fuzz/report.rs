@@ -89,6 +89,9 @@ pub(super) fn report_of(store: &super::store::Store, dir: &Path) -> Result<Campa
                 .collect(),
         })
         .collect();
+    // Bugs that production pipelines can meet first, each group in the order found.
+    let mut bugs = bugs;
+    bugs.sort_by_key(|b: &BugReport| (b.findings.production_only != Some(true), b.id));
     let summary = CampaignSummary {
         dir: dir.display().to_string(),
         llvm_version: store.get_meta("llvm_version")?.unwrap_or_default(),

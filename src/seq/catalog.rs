@@ -50,6 +50,8 @@ const LLVM22_TSV: &str = include_str!("../../passes/llvm22.tsv");
 const LLVM19_TSV: &str = include_str!("../../passes/llvm19.tsv");
 const O3_22: &str = include_str!("../../passes/o3.llvm22.txt");
 const O3_19: &str = include_str!("../../passes/o3.llvm19.txt");
+const PRODUCTION_22: &str = include_str!("../../passes/production.llvm22.txt");
+const PRODUCTION_19: &str = include_str!("../../passes/production.llvm19.txt");
 const LOCSEQ: &str = include_str!("../../passes/locseq.txt");
 const CTOS: &str = include_str!("../../passes/ctos.txt");
 const UNSAFE: &str = include_str!("../../passes/unsafe.tsv");
@@ -57,7 +59,7 @@ const LEGACY: &str = include_str!("../../passes/legacy.tsv");
 const PRECONDITIONS: &str = include_str!("../../passes/preconditions.tsv");
 
 /// Names of the sets every catalog has, for `--help` texts and errors.
-pub const SET_NAMES: &[&str] = &["locseq", "ctos", "o3", "safe", "unsafe", "all"];
+pub const SET_NAMES: &[&str] = &["locseq", "ctos", "o3", "production", "safe", "unsafe", "all"];
 
 fn data_lines(text: &str) -> impl Iterator<Item = &str> {
     text.lines().map(str::trim_end).filter(|l| !l.is_empty() && !l.starts_with('#'))
@@ -67,8 +69,8 @@ impl Catalog {
     /// The catalog of the given LLVM major version (19 or 22), compiled in.
     pub fn for_llvm(major: u32) -> Result<Catalog, SeqError> {
         match major {
-            22 => Ok(Catalog::from_tables(major, LLVM22_TSV, O3_22)),
-            19 => Ok(Catalog::from_tables(major, LLVM19_TSV, O3_19)),
+            22 => Ok(Catalog::from_tables(major, LLVM22_TSV, O3_22, PRODUCTION_22)),
+            19 => Ok(Catalog::from_tables(major, LLVM19_TSV, O3_19, PRODUCTION_19)),
             other => Err(SeqError::NoCatalog(other)),
         }
     }
@@ -77,11 +79,11 @@ impl Catalog {
     /// not ours); the hand-written lists of `passes/` apply where their names exist.
     pub fn of_opt(opt: &std::path::Path, major: u32) -> Result<Catalog, SeqError> {
         let tables = super::print_passes::catalog_tables(opt, major).map_err(SeqError::Opt)?;
-        Ok(Catalog::from_tables(major, &tables.tsv, &tables.o3))
+        Ok(Catalog::from_tables(major, &tables.tsv, &tables.o3, &tables.production))
     }
 
     /// From the two generated tables (see [`super::print_passes`]) and `passes/`' lists.
-    fn from_tables(major: u32, tsv: &str, o3: &str) -> Catalog {
+    fn from_tables(major: u32, tsv: &str, o3: &str, production: &str) -> Catalog {
         let mut entries = Vec::new();
         for line in data_lines(tsv) {
             let cols: Vec<&str> = line.split('\t').collect();
@@ -142,7 +144,7 @@ impl Catalog {
                 })
                 .collect(),
         };
-        for (set, text) in [("locseq", LOCSEQ), ("ctos", CTOS), ("o3", o3)] {
+        for (set, text) in [("locseq", LOCSEQ), ("ctos", CTOS), ("o3", o3), ("production", production)] {
             let mut members = Vec::new();
             for member in data_lines(text) {
                 if catalog.knows_text(member) {

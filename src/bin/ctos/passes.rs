@@ -91,7 +91,12 @@ fn write_catalog(dir: &Path, opt: Option<(PathBuf, String)>) -> Result<ExitCode>
     };
     let tables = ctos::seq::catalog_tables(&opt, major).map_err(anyhow::Error::msg)?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for (name, text) in [(format!("llvm{major}.tsv"), &tables.tsv), (format!("o3.llvm{major}.txt"), &tables.o3)] {
+    let files = [
+        (format!("llvm{major}.tsv"), &tables.tsv),
+        (format!("o3.llvm{major}.txt"), &tables.o3),
+        (format!("production.llvm{major}.txt"), &tables.production),
+    ];
+    for (name, text) in files {
         let path = dir.join(name);
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
         ctos::outln!("wrote {}", path.display())?;
