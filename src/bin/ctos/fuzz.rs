@@ -57,7 +57,9 @@ pub struct FuzzArgs {
     /// Test these pipelines (one per line, '#' comments) instead of random sequences.
     #[arg(long, value_name = "FILE")]
     sequences: Option<PathBuf>,
-    /// Catalog set random sequences draw from (unsafe passes are always left out).
+    /// Catalog set random sequences draw from (unsafe passes are always left out): ctos
+    /// (the CTOS paper's), production (what this LLVM's default and LTO pipelines run, with
+    /// their parameters), o3, locseq, safe; `ctos passes --set NAME` lists one.
     #[arg(long, value_name = "SET", default_value = "ctos")]
     pass_set: String,
     /// Leave out sequences where these passes occur in this order, e.g. "loop-unroll licm"
