@@ -337,7 +337,6 @@ fn a_resumed_campaign_keeps_its_configuration_and_can_be_extended() {
 }
 
 /// The pipelines a campaign planned for `iteration`, read from its store.
-#[cfg(not(feature = "llvm19"))]
 fn planned_sequences(dir: &Path, iteration: i64) -> Vec<String> {
     let db =
         rusqlite::Connection::open_with_flags(dir.join("campaign.sqlite"), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
