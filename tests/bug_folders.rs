@@ -171,8 +171,9 @@ fn a_wrong_code_bugs_reduced_program_still_differs_under_lli_and_keeps_its_unopt
     assert!(issue.contains(&lli("reduced.ll")), "{issue}");
 }
 
-/// The check a wrong-code reduction relies on: a program that prints memory it never
-/// wrote prints something else when fresh memory holds other bytes.
+/// The check a wrong-code reduction relies on: a program that prints stack memory it never
+/// wrote prints something else when fresh stack holds other bytes. (The heap is not
+/// tested: glibc's per-thread cache hands back freed blocks without M_PERTURB's fill.)
 #[test]
 fn a_program_reading_memory_it_never_wrote_is_told_apart_by_its_fills() {
     use ctos::fuzz::interesting::Baseline;
@@ -188,7 +189,6 @@ fn a_program_reading_memory_it_never_wrote_is_told_apart_by_its_fills() {
             "  %a = alloca [16 x i32]\n  %e = getelementptr i32, ptr %a, i64 5\n  %v = load volatile i32, ptr %e\n",
             false,
         ),
-        ("unwritten heap", "  %a = call ptr @malloc(i64 64)\n  %v = load volatile i32, ptr %a\n", false),
     ];
     ctos::llvm::init();
     for (what, body, stable) in cases {

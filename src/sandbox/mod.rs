@@ -63,7 +63,8 @@ pub struct JobSpec {
     pub llvm_args: Vec<String>,
     /// Before `main` runs, fill the stack it will use and every block `malloc` hands out
     /// with this byte (glibc's M_PERTURB), so that a program reading memory it never
-    /// wrote shows it: its output then depends on the byte. In-process children only.
+    /// wrote shows it: its output then depends on the byte. In-process children only; heap
+    /// blocks that glibc's per-thread cache hands back escape the fill.
     pub fill_memory: Option<u8>,
 }
 
