@@ -158,6 +158,13 @@ fn cases() -> Vec<(&'static str, Vec<String>, &'static str)> {
         (CTOS, fuzz(&["--localize-time", "soon"]), "'soon' is not a duration: expected 0 (off)"),
         (CTOS, fuzz(&["--programs", "progs", "--also-opt", "no-such-opt"]), "--also-opt no-such-opt: no such file"),
         (CTOS, fuzz(&["--time-limit", "5x"]), "'5x' is not a duration"),
+        (CTOS, fuzz(&["--generator", "csmith,llvm-stres"]), "no generator 'llvm-stres' (there are csmith,"),
+        (CTOS, fuzz(&["--generator", "csmith,csmith"]), "'csmith' is given twice"),
+        (
+            CTOS,
+            fuzz(&["--programs", "progs", "--generator", "csmith,ir-mutate"]),
+            "with it, --generator may only be ir-mutate",
+        ),
         (CTOS, fuzz(&["--shard", "3/2"]), "'3/2' is not a shard"),
         (CTOS, fuzz(&["--seq-len", "10..5"]), "'10..5' is not a length range"),
         (CTOS, fuzz(&["--seq-select", "0"]), "--seq-select <N>': expected a whole number from 1"),

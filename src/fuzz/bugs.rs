@@ -274,7 +274,7 @@ fn write_bug_folder(
     let outcome = with_handoff(outcome, c, program, &bug.reduced);
     std::fs::write(dir.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
     let mut text = readme(c, bug, failure, last, program);
-    text.push_str(&super::hermes::provenance(&l.program.origin).unwrap_or_default());
+    text.push_str(&super::pool::provenance(&l.program.origin).unwrap_or_default());
     std::fs::write(dir.join("README.md"), text)?;
     Ok(())
 }

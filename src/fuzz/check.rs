@@ -7,7 +7,7 @@ use anyhow::{bail, Context as _, Result};
 
 use super::CampaignConfig;
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
-use crate::program::find_on_path;
+use crate::program::{find_on_path, Generator};
 use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::{check_pipelines, Pool, Rejection};
 use crate::seq::{pipeline_lines, render_with, Catalog, Sequence};
@@ -61,15 +61,10 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, opt: Option<&Ext
     let (lines, pipelines): (Vec<usize>, Vec<String>) = sequences.unwrap_or_default().into_iter().unzip();
     let (target, llvm_args) = TargetSpec::split_flags(&config.llvm_args);
     check_exclude(&config.exclude, catalog)?;
-    match &config.programs_dir {
-        Some(dir) => check_programs(dir, &target)?,
-        None if find_on_path("csmith").is_none() => {
-            bail!(
-                "csmith is not installed (scripts/setup.sh installs it), or test your own programs with --programs DIR"
-            )
-        }
-        None => {}
+    if let Some(dir) = &config.programs_dir {
+        check_programs(dir, &target)?;
     }
+    check_generators(config, opt)?;
     if config.reduce_programs && find_on_path("cvise").is_none() {
         bail!("--reduce-programs needs cvise (scripts/setup.sh installs it)");
     }
@@ -136,6 +131,35 @@ fn check_programs(dir: &Path, target: &TargetSpec) -> Result<()> {
     for file in &program_files(dir)? {
         // Every load error names the file already.
         IrModule::load(file, &CFrontend::default(), target).context("--programs")?;
+    }
+    Ok(())
+}
+
+/// The tools the generators of the mix need, and what they cannot be combined with.
+fn check_generators(config: &CampaignConfig, opt: Option<&ExternalOpt>) -> Result<()> {
+    let mix = &config.generator;
+    let mutants = mix.has(Generator::IrMutate);
+    if config.programs_dir.is_some() && mutants && mix.generators().len() > 1 {
+        bail!("--programs replaces generated programs; with it, --generator may only be ir-mutate (mutants of them)");
+    }
+    let csmith_needed = match &config.programs_dir {
+        Some(_) => false,
+        None => mutants || mix.generators().iter().any(|g| g.is_csmith() || *g == Generator::Hermes),
+    };
+    if csmith_needed && find_on_path("csmith").is_none() {
+        bail!("csmith is not installed (scripts/setup.sh installs it), or test your own programs with --programs DIR");
+    }
+    if mix.has(Generator::LlvmStress) {
+        super::pool::stress_tool(opt)?;
+    }
+    if let Some(opt) = opt.filter(|o| mutants && o.major() < crate::llvm::version().0) {
+        bail!(
+            "ir-mutate writes its mutants as LLVM {} IR, which {} (LLVM {}) may not read; use the ctos build of LLVM {}",
+            crate::llvm::version().0,
+            opt.opt.display(),
+            opt.major(),
+            opt.major()
+        );
     }
     Ok(())
 }

@@ -7,6 +7,7 @@ use std::time::Instant;
 use anyhow::Result;
 
 use super::plan::derive;
+use super::pool::{Body, Candidate};
 use super::Campaign;
 use crate::mutate::hermes::{Chain, EmiConfig};
 use crate::program::{screen_many, Generated, Screen, Screening};
@@ -17,21 +18,19 @@ pub const CHAIN: usize = 10;
 /// The status of a variant whose unoptimized output is not its seed's.
 pub const MISMATCH: &str = "emi-mismatch: unoptimized, the variant prints differently from its csmith program";
 
-/// A program for the iteration's pool: its name suffix, C source and origin record.
-pub(super) struct Candidate {
-    pub suffix: String,
-    pub source: String,
-    pub origin: serde_json::Value,
-}
-
 /// How many csmith programs to generate for a pool of `pool` variants: twice the seeds
 /// needed, as some will not be clean.
 pub(super) fn csmith_programs_for(pool: usize) -> usize {
     2 * pool.div_ceil(CHAIN)
 }
 
-/// The variants of the first clean csmith programs, `CHAIN` each, enough for `c`'s pool.
-pub(super) fn variants(c: &mut Campaign, iteration: i64, generated: &[(usize, Generated)]) -> Result<Vec<Candidate>> {
+/// The variants of the first clean csmith programs, `CHAIN` each, enough for `count`.
+pub(super) fn variants(
+    c: &mut Campaign,
+    iteration: i64,
+    generated: &[(usize, Generated)],
+    count: usize,
+) -> Result<Vec<Candidate>> {
     let t = Instant::now();
     let scratch = tempfile::tempdir()?;
     let mut paths = Vec::new();
@@ -43,7 +42,7 @@ pub(super) fn variants(c: &mut Campaign, iteration: i64, generated: &[(usize, Ge
     let verdicts = screen_many(&paths, &Screen::default(), c.jobs);
     let t = c.stats.spent("UB screening", t);
     c.stats.tick(&c.dir, &c.store, c.started, "deriving EMI variants")?;
-    let seeds = c.config.prog_pool.div_ceil(CHAIN);
+    let seeds = count.div_ceil(CHAIN);
     let clean = generated.iter().zip(verdicts).filter_map(|((k, g), v)| match v {
         Screening::Clean { stdout, .. } => Some((k, g, stdout)),
         _ => None,
@@ -64,7 +63,7 @@ pub(super) fn variants(c: &mut Campaign, iteration: i64, generated: &[(usize, Ge
                 "variant": v,
                 "expected_output": expected,
             });
-            out.push(Candidate { suffix: format!("p{k:03}-v{v:02}"), source: variant.source, origin });
+            out.push(Candidate { suffix: format!("p{k:03}-v{v:02}"), body: Body::C(variant.source), origin });
         }
     }
     c.stats.spent("EMI variants (hermes)", t);

@@ -47,7 +47,7 @@ fn overview(page: &mut Page, dir: &Path, store: &Store, report: &CampaignReport)
             " Seed {}; selection {}; programs: {}; sequences: {}{}.",
             c.seed,
             value_name(&c.selection),
-            c.programs_dir.map_or_else(|| value_name(&c.generator), |d| d.display().to_string()),
+            c.programs_dir.map_or_else(|| c.generator.to_string(), |d| d.display().to_string()),
             c.sequences_file
                 .map_or_else(|| format!("random, from the {} set", c.pass_set), |f| f.display().to_string()),
             if c.llvm_args.is_empty() { String::new() } else { format!("; LLVM options: {}", c.llvm_args.join(" ")) }

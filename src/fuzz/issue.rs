@@ -252,8 +252,12 @@ fn expected_vs_actual(c: &Campaign, kind: FailureKind, bug: &BugRow, findings: &
             text.push_str("Expected: `opt` finishes and the IR verifies.\n\nActual:\n");
             let message = under_test.and_then(|f| f.message.as_deref()).unwrap_or(&bug.signature);
             text.push_str(&block(message));
-            let frames = under_test.map(|f| f.frames.as_slice()).unwrap_or_default();
+            // The in-process runner's own frames (Rust's, under LLVM's) mean nothing to LLVM.
+            let frames: Vec<&String> = under_test
+                .map(|f| f.frames.iter().take_while(|f| !f.starts_with("std::") && !f.starts_with("ctos::")).collect())
+                .unwrap_or_default();
             if !frames.is_empty() {
+                let frames: Vec<&str> = frames.into_iter().map(String::as_str).collect();
                 text.push_str("\nInnermost LLVM frames:\n");
                 text.push_str(&block(&frames.join("\n")));
             }

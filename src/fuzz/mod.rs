@@ -10,10 +10,12 @@ mod fires;
 mod hermes;
 mod html;
 pub mod interesting;
+mod ir_mutate;
 mod issue;
 mod merge;
 mod pairs;
 mod plan;
+mod pool;
 mod reduce_ir;
 mod report;
 mod stats;
@@ -32,7 +34,7 @@ pub use report::{print_report, BugReport};
 pub use stats::Stats;
 
 use crate::llvm::CFrontend;
-use crate::program::{catalog_for, frontend_for, Generator};
+use crate::program::{catalog_for, frontend_for, Generator, GeneratorMix};
 use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::Limits;
 use crate::seq::{Catalog, Nesting, RenderOptions};
@@ -53,7 +55,8 @@ pub enum Selection {
 pub struct CampaignConfig {
     pub seed: u64,
     pub selection: Selection,
-    pub generator: Generator,
+    /// The generators sharing each iteration's program pool.
+    pub generator: GeneratorMix,
     /// Test these C/IR files instead of generated programs.
     pub programs_dir: Option<PathBuf>,
     /// Test these pipelines (one per line) instead of random sequences.
@@ -105,7 +108,7 @@ impl Default for CampaignConfig {
         CampaignConfig {
             seed: 1,
             selection: Selection::Ctos,
-            generator: Generator::Csmith,
+            generator: GeneratorMix::one(Generator::Csmith),
             programs_dir: None,
             sequences_file: None,
             pass_set: "ctos".into(),

@@ -77,7 +77,7 @@ pub(super) fn test_iteration(c: &mut Campaign, iteration: i64) -> Result<bool> {
 /// The reference execution of `program` (from the store, or run now), or None when the
 /// program has no `main`: then only the optimizer is judged. `Err` skips the program.
 fn reference_of(c: &Campaign, program: &ProgramRow, subject: &mut Subject) -> Result<Option<Execution>, String> {
-    if !subject.module.has_main() {
+    if !subject.module.has_main() || !super::pool::executes(&program.origin) {
         return Ok(None);
     }
     if let Ok(Some(json)) = c.store.reference(program.id) {
@@ -176,12 +176,15 @@ fn record_pair(
 }
 
 /// Why a program's wrong-code verdicts do not count: the first undefined behaviour UBSan or
-/// ASan reports in its unoptimized C build. A generated program that cannot be screened
-/// does not count either; the user's own (or IR, which has no C to screen) is taken as given.
+/// ASan reports in its unoptimized C build (for an IR mutant that keeps its seed's
+/// behaviour, the seed's). A generated program that cannot be screened does not count
+/// either; the user's own (or IR, which has no C to screen) is taken as given.
 fn undefined_behaviour(c: &mut Campaign, program: i64) -> Result<Option<String>> {
     let row = c.store.program(program)?;
-    let Some(source) = row.source else { return Ok(None) };
-    let generated = serde_json::from_str::<serde_json::Value>(&row.origin).is_ok_and(|o| o.get("generator").is_some());
+    let origin = serde_json::from_str::<serde_json::Value>(&row.origin).unwrap_or_default();
+    let seed_source = origin.get("seed_source").and_then(|s| s.as_str()).map(str::to_string);
+    let Some(source) = row.source.or(seed_source) else { return Ok(None) };
+    let generated = origin.get("generator").is_some();
     let t = Instant::now();
     c.stats.tick(&c.dir, &c.store, c.started, "screening a program for undefined behaviour")?;
     let verdict = screen(&c.dir.join(source), &Screen::default());

@@ -1,19 +1,19 @@
 //! Planning one iteration: random pools of sequences and programs, embedded and
 //! selected for diversity.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::hermes::Candidate;
+use super::pool::Body;
 use super::store::{ProgramRow, SelectionPoint};
 use super::{Campaign, Selection};
 use crate::embed::{doc2vec::Doc2VecParams, embed_programs, embed_sequences};
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
-use crate::program::{generate_many, GenConfig, Generator};
+use crate::program::Generator;
 use crate::select::{project_2d, random_select, select_representatives, XMeansParams};
 use crate::seq::random::random_pool_excluding;
 use crate::seq::{render_with, Pass, Sequence};
@@ -151,45 +151,35 @@ fn store_program(dir: &Path, name: &str, source: Option<&str>, ir: &[u8]) -> Res
 
 fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
     let frontend = c.frontend.clone();
-    if let Some(dir) = c.config.programs_dir.clone() {
+    if let Some(dir) = c.config.programs_dir.clone().filter(|_| !c.config.generator.has(Generator::IrMutate)) {
         let t = Instant::now();
         let programs = user_programs(c, &dir, iteration, &frontend);
         c.stats.spent("compiling (clang)", t);
         return programs;
     }
-    let t = Instant::now();
-    let mut rng = ChaCha8Rng::seed_from_u64(derive(c.config.seed, iteration, 4));
-    let hermes = c.config.generator == Generator::Hermes;
-    let wanted = if hermes { super::hermes::csmith_programs_for(c.config.prog_pool) } else { c.config.prog_pool };
-    let seeds: Vec<u64> = (0..wanted).map(|_| rng.random_range(0..u32::MAX as u64)).collect();
-    let gen = GenConfig { generator: c.config.generator, min_size: c.config.min_size, ..GenConfig::default() };
-    let generated = generate_many(&seeds, &gen, c.jobs);
-    c.stats.spent("program generation (csmith)", t);
-    let generated: Vec<(usize, _)> =
-        generated.into_iter().enumerate().filter_map(|(k, g)| Some((k, g.ok()?))).collect();
-    let candidates: Vec<Candidate> = if hermes {
-        super::hermes::variants(c, iteration, &generated)?
-    } else {
-        let origin = |g: &crate::program::Generated| serde_json::json!({ "generator": c.config.generator, "seed": g.seed, "csmith_args": g.csmith_args });
-        generated
-            .iter()
-            .map(|(k, g)| Candidate { suffix: format!("p{k:03}"), source: g.source.clone(), origin: origin(g) })
-            .collect()
-    };
+    let candidates = super::pool::candidates(c, iteration)?;
     let t = Instant::now();
     c.stats.tick(&c.dir, &c.store, c.started, "compiling programs")?;
     let scratch = tempfile::tempdir()?;
-    let sources: Vec<PathBuf> = candidates.iter().map(|p| scratch.path().join(format!("{}.c", p.suffix))).collect();
-    for (p, path) in candidates.iter().zip(&sources) {
-        std::fs::write(path, &p.source)?;
+    let mut sources = Vec::new();
+    for p in &candidates {
+        if let Body::C(text) = &p.body {
+            sources.push(scratch.path().join(format!("{}.c", p.suffix)));
+            std::fs::write(sources.last().expect("just pushed"), text)?;
+        }
     }
-    let compiled = frontend.compile_many(&sources, c.jobs);
+    let mut compiled = frontend.compile_many(&sources, c.jobs).into_iter();
     let mut pool: Vec<(ProgramRow, Vec<crate::llvm::FunctionCfg>)> = Vec::new();
-    for (p, bitcode) in candidates.into_iter().zip(compiled) {
-        let Ok(bitcode) = bitcode else { continue };
+    for p in candidates {
+        let (source, bytes) = match p.body {
+            Body::C(text) => (Some(text), compiled.next().expect("one result per C program")),
+            Body::Ir(text) => (None, Ok(text.into_bytes())),
+        };
+        let Ok(bytes) = bytes else { continue };
         let name = format!("i{iteration:03}-{}", p.suffix);
-        let Ok(module) = IrModule::from_bytes(&bitcode, &name, &TargetSpec::default()) else { continue };
-        let (source, ir) = store_program(&c.dir, &name, Some(&p.source), &bitcode)?;
+        // Loading verifies: a program that is not valid IR is never tested.
+        let Ok(module) = IrModule::from_bytes(&bytes, &name, &TargetSpec::default()) else { continue };
+        let (source, ir) = store_program(&c.dir, &name, source.as_deref(), &bytes)?;
         let row =
             ProgramRow { id: 0, iteration, name, origin: p.origin.to_string(), source, ir, status: String::new() };
         pool.push((row, module.function_cfgs()));

@@ -40,17 +40,20 @@ impl IrReduction {
 /// The llvm-reduce of the LLVM under test: the one beside an external `opt`, else the
 /// versioned one of that major version on PATH (`llvm-reduce-22`).
 pub fn llvm_reduce_for(opt: Option<&ExternalOpt>) -> Result<PathBuf> {
-    if let Some(beside) = opt.map(|o| o.bin_dir().join("llvm-reduce")).filter(|p| p.is_file()) {
+    llvm_tool_for("llvm-reduce", opt, "or turn it off with --reduce-ir-time 0")
+}
+
+/// LLVM's `tool` of the LLVM under test: the one beside `--opt`, else Debian's of the
+/// linked version; the error says how to get it, then `otherwise`.
+pub fn llvm_tool_for(tool: &str, opt: Option<&ExternalOpt>, otherwise: &str) -> Result<PathBuf> {
+    if let Some(beside) = opt.map(|o| o.bin_dir().join(tool)).filter(|p| p.is_file()) {
         return Ok(beside);
     }
     let major = opt.map_or_else(|| crate::llvm::version().0, |o| o.major());
-    let name = format!("llvm-reduce-{major}");
+    let name = format!("{tool}-{major}");
     match crate::program::find_on_path(&name) {
         Some(path) => Ok(path),
-        None => bail!(
-            "IR reduction needs {name} (Debian's llvm-{major}-tools; scripts/setup.sh installs it), \
-             or turn it off with --reduce-ir-time 0"
-        ),
+        None => bail!("{name} is missing (Debian's llvm-{major}-tools; scripts/setup.sh installs it); {otherwise}"),
     }
 }
 

@@ -43,6 +43,8 @@ pub struct CampaignSummary {
     pub programs_tested: i64,
     pub failures: i64,
     pub bugs: usize,
+    /// What each generator's programs gave (`programs` for a user's).
+    pub by_generator: std::collections::BTreeMap<String, super::store::GeneratorCounts>,
 }
 
 #[derive(Debug)]
@@ -100,6 +102,7 @@ pub(super) fn report_of(store: &super::store::Store, dir: &Path) -> Result<Campa
         programs_tested,
         failures,
         bugs: bugs.len(),
+        by_generator: store.by_generator()?,
     };
     Ok(CampaignReport { summary, bugs })
 }
@@ -132,6 +135,18 @@ pub fn print_report(dir: &Path, json: bool) -> Result<()> {
         s.failures,
         s.bugs
     )?;
+    if s.by_generator.len() > 1 {
+        for (generator, n) in &s.by_generator {
+            crate::outln!(
+                "  {generator:<12} {} programs tested, {} pairs, {} failures, {} bugs",
+                n.programs_tested,
+                n.pairs,
+                n.failures,
+                n.bugs
+            )?;
+        }
+        crate::outln!()?;
+    }
     if r.bugs.is_empty() {
         return Ok(());
     }

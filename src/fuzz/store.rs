@@ -90,6 +90,15 @@ pub struct BugRow {
     pub dir: String,
 }
 
+/// What one generator's programs gave a campaign.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct GeneratorCounts {
+    pub programs_tested: i64,
+    pub pairs: i64,
+    pub failures: i64,
+    pub bugs: i64,
+}
+
 /// A sample of a campaign's progress, taken while it runs: `ctos report --html` plots them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimelineRow {
@@ -435,6 +444,25 @@ impl Store {
     /// Pairs whose pipeline LLVM refused: none, when the campaign's input was checked.
     pub fn rejected_pairs(&self) -> Result<i64> {
         Ok(self.db.query_row("SELECT COUNT(*) FROM pairs WHERE outcome = 'rejected'", [], |r| r.get(0))?)
+    }
+
+    /// What each generator's programs gave: programs tested, pairs, failures, and bugs
+    /// first found on one of its programs. A user's programs count as `programs`.
+    pub fn by_generator(&self) -> Result<std::collections::BTreeMap<String, GeneratorCounts>> {
+        let mut statement = self.db.prepare(
+            "WITH p AS (SELECT id, status, COALESCE(json_extract(origin, '$.generator'), 'programs') AS g FROM programs)
+             SELECT g, SUM(status = 'tested'),
+                    (SELECT COUNT(*) FROM pairs JOIN p AS q ON q.id = pairs.program WHERE q.g = p.g),
+                    (SELECT COUNT(*) FROM failures JOIN p AS q ON q.id = failures.program WHERE q.g = p.g),
+                    (SELECT COUNT(*) FROM bugs JOIN p AS q ON q.id = bugs.program WHERE q.g = p.g)
+             FROM p GROUP BY g",
+        )?;
+        let rows = statement.query_map([], |r| {
+            let counts =
+                GeneratorCounts { programs_tested: r.get(1)?, pairs: r.get(2)?, failures: r.get(3)?, bugs: r.get(4)? };
+            Ok((r.get::<_, String>(0)?, counts))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Programs with a given status prefix (`emi-mismatch`, `skipped` …).

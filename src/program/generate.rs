@@ -14,8 +14,8 @@ use tempfile::TempDir;
 use super::children::{run_all, Ended, Job, Step};
 use super::swarm;
 
-/// Where programs come from (the paper's RP, RPS, RPSv).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+/// Where programs come from (the paper's RP, RPS, RPSv, Hermes' EMI variants, and IR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Generator {
     /// csmith with its default options.
@@ -27,6 +27,101 @@ pub enum Generator {
     /// Live-code EMI variants (Hermes) of csmith programs free of undefined behaviour; each
     /// variant must print what its csmith program prints.
     Hermes,
+    /// LLVM's random IR generator (vectors, odd integer widths, phis): one function without
+    /// `main`, so judged on the optimizer only (crash, invalid IR, fatal error).
+    LlvmStress,
+    /// The IR rules of the witness mutator applied to seed modules (csmith programs,
+    /// `--programs`, the campaign's bug reproducers).
+    IrMutate,
+}
+
+impl Generator {
+    /// Whether the programs are csmith's C (the rest are IR, or C made from csmith's).
+    pub fn is_csmith(self) -> bool {
+        matches!(self, Generator::Csmith | Generator::Swarm | Generator::SwarmV)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Generator::Csmith => "csmith",
+            Generator::Swarm => "swarm",
+            Generator::SwarmV => "swarm-v",
+            Generator::Hermes => "hermes",
+            Generator::LlvmStress => "llvm-stress",
+            Generator::IrMutate => "ir-mutate",
+        }
+    }
+
+    const ALL: [Generator; 6] = [
+        Generator::Csmith,
+        Generator::Swarm,
+        Generator::SwarmV,
+        Generator::Hermes,
+        Generator::LlvmStress,
+        Generator::IrMutate,
+    ];
+}
+
+/// The generators of a campaign, sharing each iteration's program pool in turn. Stored as
+/// their names joined by commas, so a campaign of one generator reads as before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratorMix(Vec<Generator>);
+
+impl GeneratorMix {
+    pub fn one(generator: Generator) -> GeneratorMix {
+        GeneratorMix(vec![generator])
+    }
+
+    /// `csmith,llvm-stress,ir-mutate`: each name once, in the order given.
+    pub fn parse(text: &str) -> Result<GeneratorMix, String> {
+        let mut mix = Vec::new();
+        for name in text.split(',').map(str::trim) {
+            let Some(&g) = Generator::ALL.iter().find(|g| g.name() == name) else {
+                let names: Vec<&str> = Generator::ALL.iter().map(|g| g.name()).collect();
+                return Err(format!("no generator '{name}' (there are {}; mix them with commas)", names.join(", ")));
+            };
+            if mix.contains(&g) {
+                return Err(format!("'{name}' is given twice"));
+            }
+            mix.push(g);
+        }
+        Ok(GeneratorMix(mix))
+    }
+
+    pub fn generators(&self) -> &[Generator] {
+        &self.0
+    }
+
+    pub fn has(&self, generator: Generator) -> bool {
+        self.0.contains(&generator)
+    }
+
+    /// How many of `pool` programs each generator makes: equal shares, the first ones
+    /// taking the remainder.
+    pub fn shares(&self, pool: usize) -> Vec<(Generator, usize)> {
+        let n = self.0.len();
+        self.0.iter().enumerate().map(|(i, &g)| (g, pool / n + usize::from(i < pool % n))).collect()
+    }
+}
+
+impl std::fmt::Display for GeneratorMix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.0.iter().map(|g| g.name()).collect();
+        f.write_str(&names.join(","))
+    }
+}
+
+impl serde::Serialize for GeneratorMix {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for GeneratorMix {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        GeneratorMix::parse(&text).map_err(serde::de::Error::custom)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -130,7 +225,7 @@ impl<'a> GenJob<'a> {
         self.attempts += 1;
         self.args = vec!["--seed".into(), self.rng.random::<u32>().to_string()];
         self.probabilities = None;
-        if matches!(self.config.generator, Generator::Csmith | Generator::Hermes) {
+        if !matches!(self.config.generator, Generator::Swarm | Generator::SwarmV) {
             self.phase = Phase::Generate;
             return self.csmith(&self.args);
         }

@@ -9,7 +9,7 @@ use ctos::cli::{bounded, default_jobs, jobs, memory_mib, parse_duration, parse_d
 use ctos::fuzz::{self, CampaignConfig, Resumed, RunOptions, Selection};
 use ctos::llvm::VerifyEach;
 use ctos::output;
-use ctos::program::Generator;
+use ctos::program::{Generator, GeneratorMix};
 use ctos::seq::Nesting;
 
 #[derive(clap::Args)]
@@ -47,11 +47,17 @@ pub struct FuzzArgs {
     /// How each iteration picks programs and sequences from its random pools.
     #[arg(long, value_enum, default_value_t = Selection::Ctos)]
     selection: Selection,
-    /// Program generator: csmith's defaults, the paper's swarm variants, or live-code EMI
-    /// variants of clean csmith programs (Hermes: 10 per program, each must print its output).
-    #[arg(long, value_enum, default_value_t = Generator::Csmith)]
-    generator: Generator,
-    /// Test these .c/.ll/.bc files instead of generated programs.
+    /// Program generators, one or a mix sharing each iteration's pool (csmith,llvm-stress):
+    /// csmith (its defaults), swarm and swarm-v (the CTOS paper's swarm variants), hermes
+    /// (live-code EMI variants of clean csmith programs, 10 per program, each must print its
+    /// output), llvm-stress (LLVM's random IR: vectors, odd widths; no main, so crash,
+    /// invalid-IR and fatal oracles only), ir-mutate (IR mutants of csmith programs, of
+    /// --programs, and of the campaign's bug reproducers; those whose edits keep the program's
+    /// behaviour are run). `ctos report` says what each found.
+    #[arg(long, value_name = "NAMES", default_value = "csmith", value_parser = GeneratorMix::parse)]
+    generator: GeneratorMix,
+    /// Test these .c/.ll/.bc files instead of generated programs (with --generator
+    /// ir-mutate: test IR mutants of them).
     #[arg(long, value_name = "DIR")]
     programs: Option<PathBuf>,
     /// Test these pipelines (one per line, '#' comments) instead of random sequences.
@@ -217,7 +223,7 @@ fn config_of(args: &FuzzArgs) -> Result<CampaignConfig> {
     Ok(CampaignConfig {
         seed: args.seed,
         selection: args.selection,
-        generator: args.generator,
+        generator: args.generator.clone(),
         programs_dir: absolute(&args.programs),
         sequences_file: absolute(&args.sequences),
         pass_set: args.pass_set.clone(),
@@ -229,7 +235,7 @@ fn config_of(args: &FuzzArgs) -> Result<CampaignConfig> {
         seq_max: args.seq_len.1,
         prog_pool: args.prog_pool.max(args.prog_select),
         prog_select: args.prog_select,
-        min_size: args.min_size.unwrap_or(if args.generator == Generator::Hermes { 0 } else { 80_000 }),
+        min_size: args.min_size.unwrap_or(if args.generator.has(Generator::Hermes) { 0 } else { 80_000 }),
         opt_timeout: args.opt_timeout.as_secs_f64(),
         exec_timeout: args.exec_timeout.as_secs_f64(),
         memory_mib: args.memory,

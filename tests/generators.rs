@@ -1,0 +1,199 @@
+//! Programs beyond csmith: llvm-stress, IR mutants, and mixes of generators, in real
+//! campaigns on the linked LLVM.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+mod common;
+
+use common::root;
+
+fn ctos(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctos")).args(args).output().expect("run ctos");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// One iteration (unless `extra` says how many) on `sequences` (one pipeline per line), two
+/// workers, no bug-folder steps.
+fn campaign(out: &Path, sequences: &str, extra: &[&str]) -> (i32, String, String) {
+    let file = out.with_extension("txt");
+    std::fs::write(&file, sequences).unwrap();
+    let mut args = vec!["fuzz", "--out", out.to_str().unwrap(), "--sequences", file.to_str().unwrap()];
+    if !extra.contains(&"--iterations") {
+        args.extend_from_slice(&["--iterations", "1"]);
+    }
+    args.extend_from_slice(&["-j", "2", "--reduce-ir-time", "0", "--localize-time", "0"]);
+    args.extend_from_slice(extra);
+    ctos(&args)
+}
+
+struct ProgramRow {
+    name: String,
+    status: String,
+    origin: Value,
+    ir: String,
+    /// The unoptimized run's record, when the program was executed.
+    reference: Option<String>,
+}
+
+fn programs(dir: &Path) -> Vec<ProgramRow> {
+    let db = rusqlite::Connection::open(dir.join("campaign.sqlite")).unwrap();
+    let mut statement = db.prepare("SELECT name, status, origin, ir, reference FROM programs ORDER BY id").unwrap();
+    let rows = statement
+        .query_map([], |r| {
+            Ok(ProgramRow {
+                name: r.get(0)?,
+                status: r.get(1)?,
+                origin: serde_json::from_str(&r.get::<_, String>(2)?).unwrap(),
+                ir: r.get(3)?,
+                reference: r.get(4)?,
+            })
+        })
+        .unwrap();
+    rows.collect::<Result<_, _>>().unwrap()
+}
+
+fn stats(dir: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("stats.json")).unwrap()).unwrap()
+}
+
+/// The plain `opt` of the linked LLVM's version.
+fn opt() -> String {
+    format!("opt-{}", if cfg!(feature = "llvm19") { 19 } else { 22 })
+}
+
+/// What the C program at `source` prints, built by the linked LLVM's clang at -O0.
+fn output_of(source: &Path, scratch: &Path) -> String {
+    let binary = scratch.join("seed-binary");
+    let clang = opt().replace("opt", "clang");
+    let built = Command::new(clang)
+        .arg("-O0")
+        .arg("-w")
+        .arg("-I/usr/include/csmith")
+        .arg(source)
+        .arg("-o")
+        .arg(&binary)
+        .status();
+    assert!(built.unwrap().success(), "cannot build {}", source.display());
+    String::from_utf8(Command::new(&binary).output().unwrap().stdout).unwrap()
+}
+
+/// Every llvm-stress function with an out-of-range `extractelement` index, which nearly all
+/// have, crashes `scalarizer` on LLVM 19 and 22 (fixed in 23): the campaign must find it,
+/// judging the optimizer alone (the functions have no `main`).
+#[test]
+fn an_llvm_stress_campaign_judges_the_optimizer_and_finds_the_scalarizer_crash() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("stress");
+    let sizes = ["--generator", "llvm-stress", "--prog-pool", "4", "--prog-select", "4", "--seed", "5"];
+    let (code, stdout, stderr) = campaign(&out, "sroa,gvn\nfunction(scalarizer)\n", &sizes);
+    assert_eq!(code, 0, "{stderr}");
+    let rows = programs(&out);
+    assert_eq!(rows.len(), 4);
+    for p in &rows {
+        assert_eq!(p.origin["generator"], "llvm-stress", "{}", p.name);
+        assert!(p.origin["command"].as_str().unwrap().contains("-seed="), "{}", p.origin);
+        assert!(p.ir.ends_with(".ll"), "{}", p.ir);
+        assert_eq!((p.status.as_str(), &p.reference), ("tested", &None), "{}: never executed", p.name);
+    }
+    let s = stats(&out);
+    assert_eq!(s["pairs"], 8);
+    assert_eq!(s["by_generator"]["llvm-stress"]["pairs"], 8, "{s}");
+    let bugs: Vec<_> = std::fs::read_dir(out.join("bugs")).unwrap().map(|e| e.unwrap().path()).collect();
+    let bug =
+        bugs.iter().find(|b| b.to_string_lossy().ends_with("-crash-scalarizer")).unwrap_or_else(|| panic!("{stdout}"));
+    let readme = std::fs::read_to_string(bug.join("README.md")).unwrap();
+    assert!(readme.contains("The program is llvm-stress output"), "{readme}");
+    let crashed = Command::new(opt())
+        .args(["-passes=function(scalarizer)", "-disable-output"])
+        .arg(bug.join("program.ll"))
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success(), "plain opt does not crash on {}", bug.display());
+}
+
+/// IR mutants of the user's programs: each verifies and differs from its seed; those whose
+/// edits keep the program's behaviour are executed, the others judged on the optimizer; a
+/// second iteration also mutates the first one's bug reproducer.
+#[test]
+fn ir_mutants_verify_and_only_behaviour_keeping_ones_are_run() {
+    let work = tempfile::tempdir().unwrap();
+    let seeds = work.path().join("seeds");
+    std::fs::create_dir(&seeds).unwrap();
+    std::fs::copy(root().join("examples/sum.c"), seeds.join("sum.c")).unwrap();
+    std::fs::copy(root().join("tests/data/csmith-12345.c"), seeds.join("csmith.c")).unwrap();
+    let out = work.path().join("mutants");
+    let args = ["--generator", "ir-mutate", "--programs", seeds.to_str().unwrap(), "--iterations", "2"];
+    let sizes = ["--prog-pool", "8", "--prog-select", "8", "--seed", "4"];
+    let (code, _, stderr) = campaign(&out, "sroa,gvn\ntrigger-crash-function\n", &[&args[..], &sizes[..]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let rows = programs(&out);
+    assert!(rows.len() >= 12, "{} mutants", rows.len());
+    let (mut run, mut not_run, mut of_reproducers) = (0, 0, 0);
+    for p in &rows {
+        let o = &p.origin;
+        assert_eq!(o["generator"], "ir-mutate");
+        assert!(!o["edits"].as_array().unwrap().is_empty(), "{o}");
+        let file = out.join(&p.ir);
+        let verified = Command::new(opt()).args(["-passes=verify", "-disable-output"]).arg(&file).output().unwrap();
+        assert!(verified.status.success(), "{}: {}", p.name, String::from_utf8_lossy(&verified.stderr));
+        let seed = o["seed_program"].as_str().unwrap();
+        if seed.starts_with("bugs/") {
+            of_reproducers += 1;
+        } else {
+            assert!(seed.ends_with("sum.c") || seed.ends_with("csmith.c"), "{seed}");
+        }
+        match (o["execute"].as_bool().unwrap(), &p.reference) {
+            (true, Some(_)) if p.status == "tested" => run += 1,
+            (false, None) => not_run += 1,
+            other => panic!("{}: execute and reference disagree: {other:?} ({})", p.name, p.status),
+        }
+    }
+    assert!(
+        run > 0 && not_run > 0 && of_reproducers > 0,
+        "run {run}, not run {not_run}, of reproducers {of_reproducers}"
+    );
+    // What a behaviour-keeping mutant printed unoptimized is what its seed prints.
+    for seed in ["sum.c", "csmith.c"] {
+        let expected = output_of(&seeds.join(seed), work.path());
+        for p in rows
+            .iter()
+            .filter(|p| p.origin["execute"] == true && p.origin["seed_program"].as_str().unwrap().ends_with(seed))
+        {
+            let reference: Value = serde_json::from_str(p.reference.as_deref().unwrap()).unwrap();
+            assert_eq!(reference["stdout"].as_str().unwrap(), expected, "{}: {}", p.name, p.origin["edits"]);
+        }
+    }
+}
+
+/// A mix shares the pool: each generator's programs are tested and counted apart.
+#[test]
+fn a_mix_of_generators_tests_each_and_says_what_each_gave() {
+    let work = tempfile::tempdir().unwrap();
+    let out = work.path().join("mix");
+    let mix = ["--generator", "csmith,llvm-stress,ir-mutate", "--min-size", "20000"];
+    let sizes = ["--prog-pool", "6", "--prog-select", "6", "--seed", "2"];
+    let (code, stdout, stderr) = campaign(&out, "sroa,gvn\ninstcombine\n", &[&mix[..], &sizes[..]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let by = stats(&out)["by_generator"].clone();
+    let mut pairs = 0;
+    for generator in ["csmith", "llvm-stress", "ir-mutate"] {
+        let n = &by[generator];
+        assert!(n["programs_tested"].as_i64().unwrap() >= 1, "{generator}: {by}");
+        assert_eq!(n["pairs"].as_i64().unwrap(), 2 * n["programs_tested"].as_i64().unwrap(), "{generator}: {by}");
+        pairs += n["pairs"].as_i64().unwrap();
+        assert!(stdout.contains(&format!("  {generator:<12} ")), "{stdout}");
+    }
+    assert_eq!(stats(&out)["pairs"], pairs);
+    let names: Vec<String> = programs(&out).into_iter().map(|p| p.name).collect();
+    assert!(
+        names.iter().any(|n| n.contains("-llvm-stress-s")) && names.iter().any(|n| n.contains("-ir-mutate-m")),
+        "{names:?}"
+    );
+}
