@@ -162,6 +162,11 @@ fn cases() -> Vec<(&'static str, Vec<String>, &'static str)> {
         (CTOS, fuzz(&["--generator", "csmith,csmith"]), "'csmith' is given twice"),
         (
             CTOS,
+            fuzz(&["--programs", "progs", "--sync", "notes.txt/causes"]),
+            "--sync notes.txt/causes: cannot create it",
+        ),
+        (
+            CTOS,
             fuzz(&["--programs", "progs", "--generator", "csmith,ir-mutate"]),
             "with it, --generator may only be ir-mutate",
         ),

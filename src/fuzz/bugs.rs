@@ -7,11 +7,10 @@ use anyhow::{Context as _, Result};
 
 use super::pairs::{detail_of, load, FailureDetail};
 use super::store::{now, BugRow, FailureRow, ProgramRow, VariantRow};
+use super::sync::{Cause, SyncDir};
 use super::{shell_quote, Campaign};
 use crate::llvm::{IrModule, VerifyEach};
-use crate::oracle::{
-    bug_key, failed_in_pass, key_before_reduction, observe, Failure, FailureKind, Observation, Oracle, Verdict,
-};
+use crate::oracle::{bug_key, key_before_reduction, Failure, FailureKind, Oracle, Verdict};
 use crate::program::Subject;
 use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, JobSpec, Run};
 use crate::seq::random::{contains_ordered, with_preconditions};
@@ -30,7 +29,25 @@ struct Loaded {
 
 impl Loaded {
     fn new(c: &Campaign, program: i64) -> Result<Loaded> {
-        let program = c.store.program(program)?;
+        Loaded::of(c, c.store.program(program)?)
+    }
+
+    /// A program outside the store (another shard's, by its absolute path).
+    fn of_file(c: &Campaign, path: &std::path::Path) -> Result<Loaded> {
+        let ir = path.display().to_string();
+        let row = ProgramRow {
+            id: 0,
+            iteration: 0,
+            name: ir.clone(),
+            origin: "{}".into(),
+            source: None,
+            ir,
+            status: String::new(),
+        };
+        Loaded::of(c, row)
+    }
+
+    fn of(c: &Campaign, program: ProgramRow) -> Result<Loaded> {
         // A hang found with the campaign's timeout is confirmed faster with a shorter one.
         let mut limits = c.config.limits();
         limits.exec_timeout = limits.exec_timeout.min(Duration::from_secs(5));
@@ -117,12 +134,20 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
         FailureKind::parse(&f.kind).with_context(|| format!("the store names an unknown failure kind '{}'", f.kind))?;
     let failure = Failure { kind, signature: f.signature.clone() };
     // A known bug whose reduced sequence this one contains, failing alike: no need to reduce.
-    for bug in c.store.bugs()? {
-        let reduced = Sequence::parse_with(&bug.reduced, &c.catalog, &render)?;
+    let contains = |kind: &str, signature: &str, reduced: &str| -> Result<bool> {
+        let reduced = Sequence::parse_with(reduced, &c.catalog, &render)?;
         let tokens: Vec<String> = reduced.passes().iter().map(|p| p.to_string()).collect();
         let tokens: Vec<&str> = tokens.iter().map(String::as_str).collect();
-        if bug.kind == f.kind && bug.signature == f.signature && contains_ordered(&seq, &tokens) {
+        Ok(kind == f.kind && signature == f.signature && contains_ordered(&seq, &tokens))
+    };
+    for bug in c.store.bugs()? {
+        if contains(&bug.kind, &bug.signature, &bug.reduced)? {
             return c.store.resolve_failure(f.id, "duplicate", Some(bug.id));
+        }
+    }
+    for cause in c.sync.as_ref().map(SyncDir::causes).transpose()?.unwrap_or_default() {
+        if contains(&cause.kind, &cause.signature, &cause.reduced)? {
+            return c.store.resolve_failure(f.id, ELSEWHERE, None);
         }
     }
     // A failure keyed without its sequence, under a known key, is a duplicate unreduced.
@@ -130,6 +155,9 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
     if let Some(key) = key_before_reduction(&failure, &frames) {
         if let Some(bug) = c.store.bug_by_key(&key)? {
             return c.store.resolve_failure(f.id, "duplicate", Some(bug.id));
+        }
+        if c.sync.as_ref().is_some_and(|s| s.known(&key).is_some()) {
+            return c.store.resolve_failure(f.id, ELSEWHERE, None);
         }
     }
     let oracle = Oracle::of(failure.clone(), l.reference.clone());
@@ -144,9 +172,16 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
     if let Some(bug) = c.store.bug_by_key(&key)? {
         return c.store.resolve_failure(f.id, "duplicate", Some(bug.id));
     }
+    if c.sync.as_ref().is_some_and(|s| s.known(&key).is_some()) {
+        return c.store.resolve_failure(f.id, ELSEWHERE, None);
+    }
     if let Some(bug) = same_cause(c, l, kind, &pass, &text)? {
         add_variant(c, l, &bug, key, &failure, &text)?;
         return c.store.resolve_failure(f.id, "same-cause", Some(bug.id));
+    }
+    let deciding = c.sync.as_ref().map(|s| s.lock(kind.as_str(), &pass)).transpose()?;
+    if same_cause_elsewhere(c, l, kind, &pass, &text)? {
+        return c.store.resolve_failure(f.id, ELSEWHERE, None);
     }
     let id = c.store.bugs()?.len() + 1;
     let dir = format!("bugs/{id:04}-{}-{}", failure.kind.as_str(), sanitize(&pass));
@@ -162,6 +197,10 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
         count: 0,
         dir: dir.clone(),
     };
+    if !claim(c, l, &row)? {
+        return c.store.resolve_failure(f.id, ELSEWHERE, None);
+    }
+    drop(deciding);
     write_bug_folder(c, l, &row, &original, &failure, &last, &frames)?;
     if c.config.reduce_programs && l.program.source.is_some() {
         c.stats.tick(&c.dir, &c.store, c.started, "reducing the program with cvise")?;
@@ -190,12 +229,66 @@ fn same_cause(c: &Campaign, l: &mut Loaded, kind: FailureKind, pass: &str, reduc
     Ok(None)
 }
 
+/// [`same_cause`] against the causes other shards published (`--sync`).
+fn same_cause_elsewhere(c: &Campaign, l: &mut Loaded, kind: FailureKind, pass: &str, reduced: &str) -> Result<bool> {
+    let Some(sync) = &c.sync else { return Ok(false) };
+    for cause in sync.causes()?.into_iter().filter(|b| b.kind == kind.as_str() && b.pass == pass) {
+        if fails_as(c, l, &cause.reduced, kind, pass)?
+            || fails_as(c, &mut Loaded::of_file(c, &sync.program(&cause))?, reduced, kind, pass)?
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Publish a new bug's cause for the other shards (`--sync`); false when one of them
+/// published its key first.
+fn claim(c: &Campaign, l: &Loaded, bug: &BugRow) -> Result<bool> {
+    let Some(sync) = &c.sync else { return Ok(true) };
+    let (i, n) = c.config.shard;
+    let cause = Cause {
+        key: bug.key.clone(),
+        kind: bug.kind.clone(),
+        pass: bug.pass.clone(),
+        signature: bug.signature.clone(),
+        reduced: bug.reduced.clone(),
+        shard: format!("{i}/{n}"),
+        campaign: sync.own().to_string(),
+        folder: c.dir.join(&bug.dir).display().to_string(),
+        program: String::new(),
+    };
+    sync.claim(cause, &c.dir.join(&l.program.ir))
+}
+
+/// How a failure is resolved whose cause another shard published.
+pub(super) const ELSEWHERE: &str = "elsewhere";
+
 /// Whether `pipeline` fails on `l`'s program with a failure of `kind`, whatever its text,
 /// and, when the optimizer failed, in an element that runs `culprit`.
 fn fails_as(c: &Campaign, l: &mut Loaded, pipeline: &str, kind: FailureKind, culprit: &str) -> Result<bool> {
     let run = run(c, l, pipeline)?;
-    let in_culprit = failed_in_pass(&run, pipeline, culprit).unwrap_or(true);
-    Ok(in_culprit && matches!(observe(&run, l.reference.as_ref()), Observation::Fails(f) if f.kind == kind))
+    Ok(super::cross::fails_like(&run, l.reference.as_ref(), pipeline, kind, culprit))
+}
+
+/// A line for the `n`th other face of the bug in `folder` in its README's "Also seen as".
+pub(super) fn note_also_seen(
+    folder: &std::path::Path,
+    n: usize,
+    signature: &str,
+    reduced: &str,
+    program: &str,
+) -> Result<()> {
+    let readme = folder.join("README.md");
+    let mut text = std::fs::read_to_string(&readme)?;
+    if !text.contains("\n## Also seen as\n") {
+        text.push_str(
+            "\n## Also seen as\n\nFailures with other signatures that cross-reproduce with this one (each \
+             reduced sequence fails the same way on the other's program): one cause.\n\n",
+        );
+    }
+    text.push_str(&format!("* `also-{n}/`: {signature} — `{reduced}` on also-{n}/{program}\n"));
+    Ok(std::fs::write(&readme, text)?)
 }
 
 /// Record this failure as another face of `bug`: its own folder inside the bug's, a line
@@ -219,15 +312,7 @@ fn add_variant(c: &Campaign, l: &Loaded, bug: &BugRow, key: String, failure: &Fa
     let outcome = serde_json::json!({ "kind": failure.kind, "signature": failure.signature, "pass": bug.pass });
     let outcome = with_handoff(outcome, c, program, reduced);
     std::fs::write(path.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
-    let readme = c.dir.join(&bug.dir).join("README.md");
-    let mut text = std::fs::read_to_string(&readme)?;
-    if !text.contains("\n## Also seen as\n") {
-        text.push_str(
-            "\n## Also seen as\n\nFailures with other signatures that cross-reproduce with this one (each              reduced sequence fails the same way on the other's program): one cause.\n\n",
-        );
-    }
-    text.push_str(&format!("* `also-{n}/`: {} — `{reduced}` on also-{n}/{program}\n", failure.signature));
-    std::fs::write(&readme, text)?;
+    note_also_seen(&c.dir.join(&bug.dir), n, &failure.signature, reduced, program)?;
     let variant = VariantRow {
         bug: bug.id,
         key,

@@ -48,6 +48,13 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, opt: Option<&Ext
     if config.reduce_ir_seconds > 0.0 {
         super::reduce_ir::llvm_reduce_for(opt)?;
     }
+    if let Some(sync) = &config.sync {
+        // Made when the campaign starts; here nothing is written yet.
+        let nearest = sync.ancestors().find(|a| a.exists()).unwrap_or(Path::new("."));
+        if !nearest.is_dir() {
+            bail!("--sync {}: cannot create it ({} is not a folder)", sync.display(), nearest.display());
+        }
+    }
     for path in &config.also_opt {
         super::finish::locate_also(path)?;
     }

@@ -1,5 +1,7 @@
 //! `ctos merge --out OUT SHARD...`: one campaign folder from the shards of an array job,
-//! with bugs de-duplicated across shards by their keys. The shards are only read.
+//! with bugs de-duplicated across shards: by their keys, and a bug whose key is new by
+//! cross-reproduction with the merged bugs of its kind and culprit (on the campaign's LLVM).
+//! The shards are only read.
 
 use std::path::Path;
 
@@ -7,8 +9,10 @@ use anyhow::{bail, Context as _, Result};
 
 use std::collections::BTreeMap;
 
+use super::cross::CrossCheck;
 use super::store::{BugRow, FailureCount, Store, TimelineRow, VariantRow};
 use super::{open_campaign, CampaignConfig, DB};
+use crate::oracle::FailureKind;
 
 fn copy_dir(from: &Path, to: &Path) -> Result<()> {
     std::fs::create_dir_all(to)?;
@@ -98,6 +102,7 @@ fn write_merged(out: &Path, shards: &[Shard]) -> Result<()> {
     for kind in ["sequence", "program"] {
         merged.save_selection(&shards[0].store.latest_selection(kind)?)?;
     }
+    let cross = CrossCheck::new(&shards[0].config)?;
     for shard in shards {
         let (i, n) = shard.config.shard;
         for row in shard.store.timeline()? {
@@ -119,6 +124,10 @@ fn write_merged(out: &Path, shards: &[Shard]) -> Result<()> {
                 Some(bug) => Ok(Some(bug)),
                 None => merged.bug_by_key(key),
             })?;
+            let known = match known {
+                Some(known) => Some(known),
+                None => same_cause(&merged, out, shard, &bug, &cross)?,
+            };
             match known {
                 Some(known) => {
                     merged.set_bug_count(known.id, known.count + bug.count)?;
@@ -153,6 +162,40 @@ fn write_merged(out: &Path, shards: &[Shard]) -> Result<()> {
     let from: Vec<String> = shards.iter().map(|s| s.dir.display().to_string()).collect();
     merged.set_meta("merged_from", &from.join("\n"))?;
     Ok(())
+}
+
+/// A merged bug of `bug`'s kind and culprit that cross-reproduces with it (another shard's
+/// face of one cause, under another key): `bug`'s folder goes inside it as `also-N/`, with
+/// `bug`'s own other faces as its variants.
+fn same_cause(merged: &Store, out: &Path, shard: &Shard, bug: &BugRow, cross: &CrossCheck) -> Result<Option<BugRow>> {
+    let Some(kind) = FailureKind::parse(&bug.kind) else { return Ok(None) };
+    let from = shard.dir.join(&bug.dir);
+    for known in merged.bugs()?.into_iter().filter(|b| b.kind == bug.kind && b.pass == bug.pass) {
+        if !cross.one_cause((&out.join(&known.dir), &known.reduced), (&from, &bug.reduced), kind, &bug.pass)? {
+            continue;
+        }
+        let n = merged.variants()?.iter().filter(|v| v.bug == known.id).count() + 1;
+        let dir = format!("{}/also-{n}", known.dir);
+        copy_dir(&from, &out.join(&dir))?;
+        let program = if from.join("program.bc").exists() { "program.bc" } else { "program.ll" };
+        super::bugs::note_also_seen(&out.join(&known.dir), n, &bug.signature, &bug.reduced, program)?;
+        // `bug`'s own faces came along inside its folder.
+        for v in shard.store.variants()?.into_iter().filter(|v| v.bug == bug.id) {
+            let inside = v.dir.strip_prefix(&bug.dir).unwrap_or(&v.dir).trim_start_matches('/').to_string();
+            merged.add_variant(&VariantRow { bug: known.id, dir: format!("{dir}/{inside}"), ..v })?;
+        }
+        let face = VariantRow {
+            bug: known.id,
+            key: bug.key.clone(),
+            signature: bug.signature.clone(),
+            reduced: bug.reduced.clone(),
+            program: bug.program,
+            dir,
+        };
+        merged.add_variant(&face)?;
+        return Ok(Some(known));
+    }
+    Ok(None)
 }
 
 const MERGED_FAILURE_COUNTS: &str = "merged_failure_counts";

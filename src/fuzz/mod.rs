@@ -4,6 +4,7 @@
 
 mod bugs;
 mod check;
+mod cross;
 pub mod cvise;
 mod finish;
 mod fires;
@@ -21,6 +22,7 @@ mod report;
 mod stats;
 pub mod store;
 mod suspects;
+mod sync;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -97,6 +99,9 @@ pub struct CampaignConfig {
     pub also_opt: Vec<PathBuf>,
     /// (i, n): this campaign runs shard i of n of the plan.
     pub shard: (usize, usize),
+    /// The folder through which the shards share their causes.
+    #[serde(default)]
+    pub sync: Option<PathBuf>,
     /// Test this `opt` (through the agent) instead of the linked LLVM.
     #[serde(default)]
     pub opt: Option<PathBuf>,
@@ -133,6 +138,7 @@ impl Default for CampaignConfig {
             localize_seconds: default_localize_seconds(),
             also_opt: Vec::new(),
             shard: (0, 1),
+            sync: None,
             opt: None,
             max_iterations: None,
         }
@@ -191,6 +197,8 @@ pub(crate) struct Campaign {
     pub stats: Stats,
     /// The pipelines of `--sequences`, as checked when the campaign started.
     pub sequences: Option<Vec<String>>,
+    /// Where the shards share their causes (`--sync`).
+    pub(super) sync: Option<sync::SyncDir>,
 }
 
 impl Campaign {
@@ -344,8 +352,10 @@ fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions, opt:
         (Some(_), Some(json)) => Some(serde_json::from_str(&json)?),
         (Some(file), None) => bail!("the campaign lost the pipelines of {}", file.display()),
     };
+    let sync = config.sync.as_deref().map(|s| sync::SyncDir::open(s, dir)).transpose()?;
     let mut campaign = Campaign {
         sequences,
+        sync,
         dir: dir.to_path_buf(),
         catalog: catalog_for(opt.as_ref())?,
         frontend: frontend_for(opt.as_ref())?,

@@ -106,14 +106,18 @@ fn save_projection(c: &mut Campaign, iteration: i64, kind: &str, points: &[Vec<f
     c.store.save_selection(&rows)
 }
 
-/// The reduced sequences of the campaign's bugs, as exclusion patterns: a pass whose
-/// parameters are only the ones parsing adds by default is named bare, so that it matches
-/// however a random sequence spells it.
+/// The reduced sequences of the campaign's bugs and of the causes other shards published
+/// (`--sync`), as exclusion patterns: a pass whose parameters are only the ones parsing adds
+/// by default is named bare, so that it matches however a random sequence spells it.
 pub(super) fn known_causes(c: &Campaign) -> Result<Vec<Vec<String>>> {
     let render = c.config.render();
     let mut patterns = Vec::new();
-    for bug in c.store.bugs()? {
-        let reduced = Sequence::parse_with(&bug.reduced, &c.catalog, &render)?;
+    let mut reduced: Vec<String> = c.store.bugs()?.into_iter().map(|b| b.reduced).collect();
+    if let Some(sync) = &c.sync {
+        reduced.extend(sync.causes()?.into_iter().map(|cause| cause.reduced));
+    }
+    for text in reduced {
+        let reduced = Sequence::parse_with(&text, &c.catalog, &render)?;
         let tokens = reduced
             .passes()
             .into_iter()

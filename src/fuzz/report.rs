@@ -43,6 +43,8 @@ pub struct CampaignSummary {
     pub programs_tested: i64,
     pub failures: i64,
     pub bugs: usize,
+    /// Failures whose cause another shard published first (`--sync`).
+    pub known_elsewhere: i64,
     /// What each generator's programs gave (`programs` for a user's).
     pub by_generator: std::collections::BTreeMap<String, super::store::GeneratorCounts>,
 }
@@ -102,6 +104,7 @@ pub(super) fn report_of(store: &super::store::Store, dir: &Path) -> Result<Campa
         programs_tested,
         failures,
         bugs: bugs.len(),
+        known_elsewhere: store.failures_resolved_as(super::bugs::ELSEWHERE)?,
         by_generator: store.by_generator()?,
     };
     Ok(CampaignReport { summary, bugs })
@@ -126,8 +129,12 @@ pub fn print_report(dir: &Path, json: bool) -> Result<()> {
         return crate::output::emit("summary", &r.summary);
     }
     let s = &r.summary;
+    let elsewhere = match s.known_elsewhere {
+        0 => String::new(),
+        n => format!(" ({n} failures of causes other shards found first)"),
+    };
     crate::outln!(
-        "{}: LLVM {}, {} pairs, {} programs tested, {} failures, {} unique bugs\n",
+        "{}: LLVM {}, {} pairs, {} programs tested, {} failures, {} unique bugs{elsewhere}\n",
         dir.display(),
         s.llvm_version,
         s.pairs,

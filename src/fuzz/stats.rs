@@ -46,6 +46,8 @@ struct Snapshot {
     /// EMI variants (`--generator hermes`) whose unoptimized output is not their seed's:
     /// bugs of ctos, never tested.
     emi_mismatches: i64,
+    /// Failures whose cause another shard published first (`--sync`): no folder here.
+    known_elsewhere: i64,
     /// Programs tested, pairs, failures and bugs by the generator that made the program.
     by_generator: BTreeMap<String, super::store::GeneratorCounts>,
     /// Where this run's `elapsed_seconds` went.
@@ -123,6 +125,7 @@ impl Stats {
             bugs_by_kind,
             excluded_sequences: store.excluded()?,
             emi_mismatches: store.programs_with_status("emi-mismatch")?,
+            known_elsewhere: store.failures_resolved_as(super::bugs::ELSEWHERE)?,
             by_generator: store.by_generator()?,
             seconds_by_phase: self.phases.clone(),
             finished,

@@ -465,6 +465,11 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Failures resolved as `state` (`elsewhere`: a cause another shard published).
+    pub fn failures_resolved_as(&self, state: &str) -> Result<i64> {
+        Ok(self.db.query_row("SELECT COUNT(*) FROM failures WHERE state = ?1", [state], |r| r.get(0))?)
+    }
+
     /// Programs with a given status prefix (`emi-mismatch`, `skipped` …).
     pub fn programs_with_status(&self, prefix: &str) -> Result<i64> {
         Ok(self.db.query_row("SELECT COUNT(*) FROM programs WHERE status LIKE ?1 || '%'", [prefix], |r| r.get(0))?)

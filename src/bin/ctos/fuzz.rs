@@ -20,7 +20,7 @@ checked before the folder is made. Interrupt a campaign any time; --resume DIR c
 redoing or losing work, with its stored configuration: --time-limit, --iterations (that many more) and \
 -j apply to the resumed run, and a flag that would change the configuration is refused.\n\nExamples:\n  \
 ctos fuzz --out camp --time-limit 30m\n  ctos fuzz --resume camp --time-limit 1h\n  \
-ctos fuzz --out shard3 --shard 3/8 --seed 7   # as array job task 3 of 8\n  \
+ctos fuzz --out shard3 --shard 3/8 --seed 7 --sync /shared/causes   # array job task 3 of 8\n  \
 ctos merge --out all shard0 shard1 ...\n  ctos report camp")]
 pub struct FuzzArgs {
     /// New campaign folder.
@@ -44,6 +44,11 @@ pub struct FuzzArgs {
     /// Run shard I of N of the plan (0-based), e.g. as an array job; merge with `ctos merge`.
     #[arg(long, value_name = "I/N", value_parser = parse_shard, default_value = "0/1")]
     shard: (usize, usize),
+    /// Share causes with the other shards through DIR, a folder they all see (made if
+    /// missing): each shard publishes its bugs' keys, reduced sequences and programs there
+    /// and reads the others', so no two shards report one cause.
+    #[arg(long, value_name = "DIR")]
+    sync: Option<PathBuf>,
     /// How each iteration picks programs and sequences from its random pools.
     #[arg(long, value_enum, default_value_t = Selection::Ctos)]
     selection: Selection,
@@ -154,6 +159,7 @@ pub struct FuzzArgs {
 const CONFIG_FLAGS: &[(&str, &[&str])] = &[
     ("seed", &["seed"]),
     ("shard", &["shard"]),
+    ("sync", &["sync"]),
     ("selection", &["selection"]),
     ("generator", &["generator"]),
     ("programs", &["programs_dir"]),
@@ -204,7 +210,7 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
 
 /// A path as the campaign stores it: absolute, so a resume from elsewhere finds it.
 fn absolute(path: &Option<PathBuf>) -> Option<PathBuf> {
-    path.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+    path.as_ref().map(|p| std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or_else(|_| p.clone()))
 }
 
 /// The patterns of `--exclude` and of each `--exclude-file`, in that order.
@@ -248,6 +254,7 @@ fn config_of(args: &FuzzArgs) -> Result<CampaignConfig> {
         localize_seconds: args.localize_time.as_secs_f64(),
         also_opt: args.also_opt.iter().map(|p| absolute(&Some(p.clone())).unwrap_or_else(|| p.clone())).collect(),
         shard: args.shard,
+        sync: absolute(&args.sync),
         opt: absolute(&args.opt),
         max_iterations: args.iterations,
     })

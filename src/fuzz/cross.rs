@@ -1,0 +1,64 @@
+//! One cause or two, across campaigns (`ctos merge`): two failures of one kind and culprit
+//! pass are one cause when either's reduced sequence fails that way, in the culprit, on the
+//! other's program (the rule a campaign applies to its own bugs, see bugs.rs).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+
+use super::CampaignConfig;
+use crate::oracle::{failed_in_pass, observe, FailureKind, Observation};
+use crate::program::{Subject, SubjectSpec};
+use crate::sandbox::agent::ExternalOpt;
+use crate::sandbox::{ExecMode, Execution, JobSpec, Run};
+
+/// Whether `run` of `pipeline` failed with a failure of `kind`, whatever its text, and,
+/// when the optimizer failed, in an element that runs `culprit`.
+pub(super) fn fails_like(
+    run: &Run,
+    reference: Option<&Execution>,
+    pipeline: &str,
+    kind: FailureKind,
+    culprit: &str,
+) -> bool {
+    let in_culprit = failed_in_pass(run, pipeline, culprit).unwrap_or(true);
+    in_culprit && matches!(observe(run, reference), Observation::Fails(f) if f.kind == kind)
+}
+
+/// Runs the campaign's LLVM, as its configuration says, on bug folders' programs.
+pub(super) struct CrossCheck<'a> {
+    config: &'a CampaignConfig,
+    opt: Option<ExternalOpt>,
+}
+
+impl<'a> CrossCheck<'a> {
+    pub fn new(config: &'a CampaignConfig) -> Result<CrossCheck<'a>> {
+        Ok(CrossCheck { config, opt: super::locate_opt(config)? })
+    }
+
+    /// Whether the bug folders `a` and `b` (with their reduced sequences) show one cause.
+    pub fn one_cause(&self, a: (&Path, &str), b: (&Path, &str), kind: FailureKind, pass: &str) -> Result<bool> {
+        Ok(self.fails_on(a.0, b.1, kind, pass)? || self.fails_on(b.0, a.1, kind, pass)?)
+    }
+
+    fn fails_on(&self, folder: &Path, pipeline: &str, kind: FailureKind, culprit: &str) -> Result<bool> {
+        let program = program_in(folder)?;
+        let spec = SubjectSpec::new(program.clone(), &self.config.llvm_args).with_opt(self.opt.as_ref())?;
+        let mut subject =
+            Subject::load(&spec, 1, self.config.limits()).with_context(|| format!("loading {}", program.display()))?;
+        let reference = if subject.module.has_main() { Some(subject.reference()?) } else { None };
+        let exec = if reference.is_some() { ExecMode::Always } else { ExecMode::Never };
+        let job = JobSpec { verify_each: self.config.verify_each, exec, ..JobSpec::optimize(pipeline) };
+        let run = subject.pool.run_one(&mut subject.module, &job)?;
+        Ok(fails_like(&run, reference.as_ref(), pipeline, kind, culprit))
+    }
+}
+
+/// A bug folder's program (IR, as the campaign wrote it).
+fn program_in(folder: &Path) -> Result<PathBuf> {
+    ["program.ll", "program.bc"]
+        .iter()
+        .map(|f| folder.join(f))
+        .find(|p| p.is_file())
+        .with_context(|| format!("{} holds no program.ll or program.bc", folder.display()))
+}
