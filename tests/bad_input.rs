@@ -163,7 +163,7 @@ fn cases() -> Vec<(&'static str, Vec<String>, &'static str)> {
         (
             CTOS,
             fuzz(&["--programs", "progs", "--sync", "notes.txt/causes"]),
-            "--sync notes.txt/causes: cannot create it",
+            "notes.txt/causes: cannot create it (/",
         ),
         (
             CTOS,

@@ -210,7 +210,7 @@ fn parse_range(s: &str) -> Result<(usize, usize), String> {
 
 /// A path as the campaign stores it: absolute, so a resume from elsewhere finds it.
 fn absolute(path: &Option<PathBuf>) -> Option<PathBuf> {
-    path.as_ref().map(|p| std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or_else(|_| p.clone()))
+    path.as_ref().map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
 }
 
 /// The patterns of `--exclude` and of each `--exclude-file`, in that order.
@@ -254,7 +254,8 @@ fn config_of(args: &FuzzArgs) -> Result<CampaignConfig> {
         localize_seconds: args.localize_time.as_secs_f64(),
         also_opt: args.also_opt.iter().map(|p| absolute(&Some(p.clone())).unwrap_or_else(|| p.clone())).collect(),
         shard: args.shard,
-        sync: absolute(&args.sync),
+        // Made when the campaign starts: named from the root, so a resume from elsewhere finds it.
+        sync: args.sync.clone().map(|p| std::path::absolute(&p).unwrap_or(p)),
         opt: absolute(&args.opt),
         max_iterations: args.iterations,
     })
