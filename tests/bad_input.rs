@@ -160,11 +160,7 @@ fn cases() -> Vec<(&'static str, Vec<String>, &'static str)> {
         (CTOS, fuzz(&["--time-limit", "5x"]), "'5x' is not a duration"),
         (CTOS, fuzz(&["--generator", "csmith,llvm-stres"]), "no generator 'llvm-stres' (there are csmith,"),
         (CTOS, fuzz(&["--generator", "csmith,csmith"]), "'csmith' is given twice"),
-        (
-            CTOS,
-            fuzz(&["--programs", "progs", "--sync", "notes.txt/causes"]),
-            "notes.txt/causes: cannot create it (/",
-        ),
+        (CTOS, fuzz(&["--programs", "progs", "--sync", "notes.txt/causes"]), "notes.txt/causes: cannot create it (/"),
         (
             CTOS,
             fuzz(&["--programs", "progs", "--generator", "csmith,ir-mutate"]),

@@ -370,7 +370,7 @@ fn with_handoff(mut outcome: serde_json::Value, c: &Campaign, program: &str, red
     let facts = serde_json::json!({
         "program_file": program,
         "reduced": reduced,
-        "llvm_args": c.config.llvm_args,
+        "llvm_args": c.config.llvm_options(),
         "verify_each": c.config.verify_each,
         "opt": c.opt.as_ref().map(|o| &o.opt),
         "llvm_version": c.opt.as_ref().map_or_else(crate::llvm::version_string, |o| o.version.clone()),
@@ -425,7 +425,12 @@ pub(super) fn tools(c: &Campaign) -> Tools {
 pub(super) fn opt_commands(c: &Campaign, kind: FailureKind, pipeline: &str, program: &str) -> String {
     let Tools { opt, lli, .. } = tools(c);
     let args: String = c.config.llvm_args.iter().map(|a| format!(" {a}")).collect();
-    let pipeline = shell_quote(pipeline);
+    // Plain opt has no -ctos-check-preserved; its verify<scalar-evolution> pass does the same
+    // check once, on what the pipeline leaves cached at its end (the domtree and loops
+    // verifier passes are empty in release builds).
+    let scev = kind == FailureKind::Crash && c.config.check_preserved.contains(&crate::llvm::CheckedAnalysis::Scev);
+    let pipeline = if scev { format!("{pipeline},function(verify<scalar-evolution>)") } else { pipeline.to_string() };
+    let pipeline = shell_quote(&pipeline);
     if kind == FailureKind::WrongCode {
         format!("{opt} -passes={pipeline}{args} {program} -o optimized.bc\n{lli} optimized.bc   # differs from:\n{lli} {program}\n")
     } else {
@@ -437,7 +442,7 @@ pub(super) fn opt_commands(c: &Campaign, kind: FailureKind, pipeline: &str, prog
 /// `program`: the bug folder's IR file the commands run.
 fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &str) -> String {
     let Tools { opt, version, .. } = tools(c);
-    let mut ctos_args: String = c.config.llvm_args.iter().map(|a| format!(" --llvm-arg={a}")).collect();
+    let mut ctos_args: String = c.config.llvm_options().iter().map(|a| format!(" --llvm-arg={a}")).collect();
     if c.opt.is_some() {
         ctos_args.push_str(&format!(" --opt {opt}"));
     }
@@ -495,7 +500,7 @@ fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
         failure: failure.clone(),
         pipeline: bug.reduced.clone(),
         verify_each: c.config.verify_each,
-        llvm_args: c.config.llvm_args.clone(),
+        llvm_args: c.config.llvm_options(),
         limits: c.config.limits(),
         opt: c.opt.clone(),
         culprit: Some(bug.pass.clone()),

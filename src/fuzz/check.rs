@@ -66,7 +66,7 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, opt: Option<&Ext
         }
     };
     let (lines, pipelines): (Vec<usize>, Vec<String>) = sequences.unwrap_or_default().into_iter().unzip();
-    let (target, llvm_args) = TargetSpec::split_flags(&config.llvm_args);
+    let (target, llvm_args) = TargetSpec::split_flags(&config.llvm_options());
     check_exclude(&config.exclude, catalog)?;
     if let Some(dir) = &config.programs_dir {
         check_programs(dir, &target)?;

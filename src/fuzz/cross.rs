@@ -43,7 +43,7 @@ impl<'a> CrossCheck<'a> {
 
     fn fails_on(&self, folder: &Path, pipeline: &str, kind: FailureKind, culprit: &str) -> Result<bool> {
         let program = program_in(folder)?;
-        let spec = SubjectSpec::new(program.clone(), &self.config.llvm_args).with_opt(self.opt.as_ref())?;
+        let spec = SubjectSpec::new(program.clone(), &self.config.llvm_options()).with_opt(self.opt.as_ref())?;
         let mut subject =
             Subject::load(&spec, 1, self.config.limits()).with_context(|| format!("loading {}", program.display()))?;
         let reference = if subject.module.has_main() { Some(subject.reference()?) } else { None };

@@ -88,7 +88,7 @@ fn reduce_program_ir(c: &Campaign, bug: &BugRow, kind: FailureKind, folder: &Pat
 /// The campaign's reduced sequence reduced again, on the reduced program: passes that
 /// the whole program needed to fail may be needless now. None when none can go.
 fn shorter_pipeline(c: &Campaign, bug: &BugRow, check: &Interesting, reduced: &Path) -> Result<Option<String>> {
-    let spec = SubjectSpec::new(reduced, &c.config.llvm_args).with_opt(c.opt.as_ref())?;
+    let spec = SubjectSpec::new(reduced, &c.config.llvm_options()).with_opt(c.opt.as_ref())?;
     let mut subject = Subject::load(&spec, c.jobs, check.limits)?;
     let mut oracle = Oracle::of(check.failure.clone(), None);
     oracle.crash_in = Some(bug.pass.clone());
@@ -114,7 +114,7 @@ fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path, pipeline
         pipeline,
         kind,
         culprit: &bug.pass,
-        llvm_args: &c.config.llvm_args,
+        llvm_args: &c.config.llvm_options(),
         verify_each: c.config.verify_each,
         limits: c.config.limits(),
         source: Some((source.as_path(), bug.reduced.as_str())).filter(|(s, _)| s.is_file()),
@@ -132,7 +132,7 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
     limits.exec_timeout = limits.exec_timeout.min(Duration::from_secs(5));
     let baseline = match kind {
         FailureKind::WrongCode => {
-            let spec = SubjectSpec::new(program, &c.config.llvm_args).with_opt(c.opt.as_ref())?;
+            let spec = SubjectSpec::new(program, &c.config.llvm_options()).with_opt(c.opt.as_ref())?;
             let mut subject = Subject::load(&spec, 1, limits)?;
             Some(Baseline::of(&mut subject.pool, &mut subject.module)?)
         }
@@ -145,7 +145,7 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
         failure: Failure { kind, signature: bug.signature.clone() },
         pipeline: bug.reduced.clone(),
         verify_each: c.config.verify_each,
-        llvm_args: c.config.llvm_args.clone(),
+        llvm_args: c.config.llvm_options(),
         limits,
         opt: c.opt.clone(),
         culprit: Some(bug.pass.clone()),

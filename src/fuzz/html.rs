@@ -43,14 +43,16 @@ fn overview(page: &mut Page, dir: &Path, store: &Store, report: &CampaignReport)
     };
     let config: Option<super::CampaignConfig> = store.get_meta("config")?.and_then(|c| serde_json::from_str(&c).ok());
     let how = config.map_or_else(String::new, |c| {
+        let options = c.llvm_options();
         format!(
             " Seed {}; selection {}; programs: {}; sequences: {}{}.",
             c.seed,
             value_name(&c.selection),
-            c.programs_dir.map_or_else(|| c.generator.to_string(), |d| d.display().to_string()),
+            c.programs_dir.as_ref().map_or_else(|| c.generator.to_string(), |d| d.display().to_string()),
             c.sequences_file
+                .as_ref()
                 .map_or_else(|| format!("random, from the {} set", c.pass_set), |f| f.display().to_string()),
-            if c.llvm_args.is_empty() { String::new() } else { format!("; LLVM options: {}", c.llvm_args.join(" ")) }
+            if options.is_empty() { String::new() } else { format!("; LLVM options: {}", options.join(" ")) }
         )
     });
     page.paragraph(&format!("LLVM {}; {state}.{how} (The whole configuration is at the end.)", s.llvm_version));

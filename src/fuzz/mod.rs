@@ -83,6 +83,9 @@ pub struct CampaignConfig {
     pub memory_mib: u64,
     pub llvm_args: Vec<String>,
     pub verify_each: crate::llvm::VerifyEach,
+    /// Analyses checked after each pass that changed the IR and kept them.
+    #[serde(default)]
+    pub check_preserved: Vec<crate::llvm::CheckedAnalysis>,
     pub nesting: Nesting,
     pub reduce_programs: bool,
     /// Seconds cvise may spend on one bug's program.
@@ -131,6 +134,7 @@ impl Default for CampaignConfig {
             memory_mib: 4096,
             llvm_args: Vec::new(),
             verify_each: crate::llvm::VerifyEach::Changed,
+            check_preserved: Vec::new(),
             nesting: Nesting::Grouped,
             reduce_programs: false,
             reduce_programs_seconds: default_cvise_seconds(),
@@ -166,6 +170,13 @@ impl CampaignConfig {
             exec_timeout: Duration::from_secs_f64(self.exec_timeout),
             memory_bytes: self.memory_mib << 20,
         }
+    }
+
+    /// The LLVM options of every run: the user's, and ctos's own for `check_preserved`.
+    pub fn llvm_options(&self) -> Vec<String> {
+        let mut options = self.llvm_args.clone();
+        options.extend(crate::llvm::CheckedAnalysis::llvm_flag(&self.check_preserved));
+        options
     }
 
     pub fn render(&self) -> RenderOptions {

@@ -33,6 +33,35 @@ pub enum VerifyEach {
     ChangedEachUnit = 3,
 }
 
+/// An analysis ctos checks against the IR after each pass that changed the IR and kept it
+/// (`-ctos-check-preserved`, in pipeline.h): what an assertions build checks under
+/// -verify-scev, -verify-dom-info and -verify-loop-info, in release builds too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckedAnalysis {
+    /// ScalarEvolution's own verification (trip counts and its caches, against a fresh one).
+    Scev,
+    /// The dominator tree, against one computed afresh.
+    Domtree,
+    /// LoopInfo: every block's loop depth and the loop headers, against a fresh LoopInfo.
+    Loops,
+}
+
+impl CheckedAnalysis {
+    /// The LLVM option that turns `checks` on (none for none).
+    pub fn llvm_flag(checks: &[CheckedAnalysis]) -> Option<String> {
+        let names: Vec<&str> = checks
+            .iter()
+            .map(|c| match c {
+                CheckedAnalysis::Scev => "scev",
+                CheckedAnalysis::Domtree => "domtree",
+                CheckedAnalysis::Loops => "loops",
+            })
+            .collect();
+        (!names.is_empty()).then(|| format!("-ctos-check-preserved={}", names.join(",")))
+    }
+}
+
 extern "C" {
     // src/llvm/shim.cpp
     fn ctos_run_passes(

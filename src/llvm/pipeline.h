@@ -21,6 +21,9 @@
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LazyCallGraph.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/IR/Dominators.h"
 #include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Module.h"
@@ -122,6 +125,69 @@ bool isContainer(StringRef P) {
                            "ModuleInlinerWrapperPass", "RepeatedPass"});
 }
 
+// Analyses a pass that changed the IR left cached, so claimed to preserve, checked against
+// the IR after it: what an assertions build of LLVM checks after each loop pass under
+// -verify-scev, -verify-dom-info and -verify-loop-info. Release builds compile those
+// checks out (and the verify<domtree> and verify<loops> passes do nothing there), but
+// ScalarEvolution::verify and the dominator tree's own verification are library code
+// that release builds keep; LoopInfo is compared here with one computed afresh. An LLVM
+// option, as LLVM's own -verify-scev is: every ctos command takes it as
+// --llvm-arg=-ctos-check-preserved=scev,domtree,loops, and the agent registers it in opt.
+enum AnalysisCheck { CheckSCEV, CheckDomTree, CheckLoops };
+
+cl::bits<AnalysisCheck> CheckPreserved(
+    "ctos-check-preserved", cl::CommaSeparated,
+    cl::desc("After each pass that changed the IR, check the analyses it kept against the IR"),
+    cl::values(clEnumValN(CheckSCEV, "scev", "ScalarEvolution (its own verify: trip counts and caches)"),
+               clEnumValN(CheckDomTree, "domtree", "the dominator tree"),
+               clEnumValN(CheckLoops, "loops", "LoopInfo: loop depths and headers")));
+
+// Whether `LI` describes the loops of `F` as they are: every block in as many loops, and
+// the same blocks loop headers, as in a LoopInfo computed now.
+bool loopsMatch(Function &F, const LoopInfo &LI) {
+  DominatorTree DT(F);
+  LoopInfo Fresh(DT);
+  for (BasicBlock &BB : F)
+    if (LI.getLoopDepth(&BB) != Fresh.getLoopDepth(&BB) || LI.isLoopHeader(&BB) != Fresh.isLoopHeader(&BB))
+      return false;
+  return true;
+}
+
+void checkPreservedAnalyses(PassInstrumentationCallbacks &PIC, FunctionAnalysisManager &FAM, unsigned Checks) {
+  PIC.registerAfterPassCallback([&FAM, Checks](StringRef P, Any IR, const PreservedAnalyses &PA) {
+    if (PA.areAllPreserved() || isContainer(P) || isSpecialPass(P, {"VerifierPass", "PrintModulePass"}))
+      return;
+    auto stale = [&P](const char *Analysis, const Function &F) {
+      errs() << "ctos: " << Analysis << " of function " << F.getName() << " no longer matches the IR\n";
+      report_fatal_error(formatv("{0} is stale after pass \"{1}\", which kept it", Analysis, P));
+    };
+    auto check = [&](Function &F) {
+      if (F.isDeclaration())
+        return;
+      if (Checks & (1u << CheckDomTree))
+        if (auto *DT = FAM.getCachedResult<DominatorTreeAnalysis>(F))
+          if (!DT->verify(DominatorTree::VerificationLevel::Fast))
+            stale("DominatorTree", F);
+      if (Checks & (1u << CheckLoops))
+        if (auto *LI = FAM.getCachedResult<LoopAnalysis>(F))
+          if (!loopsMatch(F, *LI))
+            stale("LoopInfo", F);
+      // Aborts, naming the loop whose trip count changed (the campaign keys it by pass).
+      if (Checks & (1u << CheckSCEV))
+        if (auto *SE = FAM.getCachedResult<ScalarEvolutionAnalysis>(F))
+          SE->verify();
+    };
+    if (const Function *F = functionOf(IR))
+      check(const_cast<Function &>(*F));
+    else if (const auto *C = llvm::any_cast<const LazyCallGraph::SCC *>(&IR))
+      for (LazyCallGraph::Node &N : **C)
+        check(N.getFunction());
+    else if (const Module *M = moduleOf(IR))
+      for (const Function &F : *M)
+        check(const_cast<Function &>(F));
+  });
+}
+
 } // namespace
 
 // Mirrored by PassWatch in src/llvm/module.rs.
@@ -207,7 +273,8 @@ std::string ctosAAPipeline() {
 
 // Run `Passes` on `Mod`: an error only when LLVM rejects the text; whatever the passes do
 // wrong ends the process (the caller is a sandboxed child).
-Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int Verify, const CtosPassWatch *Watch) {
+Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int Verify,
+                    const CtosPassWatch *Watch) {
   // A function's subtarget (with the target's legalizer and lowering tables) is built on
   // first use, inside whichever pass asks first: a run whose culprit asks records the
   // construction, a run whose earlier pass asked does not, and spectra would blame the
@@ -246,6 +313,9 @@ Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int V
   SI.registerCallbacks(PIC, &MAM);
   if (Verify == VerifyChanged || Verify == VerifyChangedEachUnit)
     verifyAfterChangingPasses(PIC, Verify == VerifyChanged);
+  // After the IR verifier: an analysis of broken IR means nothing.
+  if (unsigned Checks = CheckPreserved.getBits())
+    checkPreservedAnalyses(PIC, FAM, Checks);
 
   ModulePassManager MPM;
   if (auto Err = PB.parsePassPipeline(MPM, Passes))

@@ -308,11 +308,18 @@ pub fn vote(executions: &[Execution], reference: &Execution) -> Vote {
 /// an assertion or frames, a code generator failure): known before any reduction.
 pub fn key_before_reduction(failure: &Failure, frames: &[String]) -> Option<String> {
     let independent = match failure.kind {
+        FailureKind::Crash if in_preserved_check(frames) => false,
         FailureKind::Crash => failure.signature.starts_with(ASSERTION) || !frames.is_empty(),
         FailureKind::Codegen => true,
         _ => false,
     };
     independent.then(|| bug_key(failure, &Sequence::default(), frames).0)
+}
+
+/// Whether a crash happened in ctos's check of the analyses a pass kept
+/// (`-ctos-check-preserved`; ScalarEvolution::verify aborts there): the pass is to blame.
+fn in_preserved_check(frames: &[String]) -> bool {
+    frames.iter().take(3).any(|f| f.contains("checkPreservedAnalyses"))
 }
 
 pub fn bug_key(failure: &Failure, reduced: &Sequence, frames: &[String]) -> (String, String) {
@@ -321,6 +328,9 @@ pub fn bug_key(failure: &Failure, reduced: &Sequence, frames: &[String]) -> (Str
     let kind = failure.kind.as_str();
     let key = match failure.kind {
         FailureKind::Crash if failure.signature.starts_with(ASSERTION) => format!("{kind}|{}", failure.signature),
+        FailureKind::Crash if in_preserved_check(frames) => {
+            format!("{kind}|{last}|{}", frames[0])
+        }
         FailureKind::Crash if !frames.is_empty() => {
             format!("{kind}|{}", frames.iter().take(3).cloned().collect::<Vec<_>>().join(" < "))
         }

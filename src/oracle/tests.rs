@@ -240,6 +240,15 @@ fn bug_keys_follow_the_cause_not_the_symptom() {
     assert_eq!(pass, "instcombine");
     assert_ne!(bug_key(&wrong, &seq("gvn,instcombine"), &[]).0, key, "order matters");
 
+    // A stale analysis found by ctos's check is the culprit's, whatever the frames.
+    let verify = ["llvm::ScalarEvolution::verify", "checkPreservedAnalyses(…)::$_0::operator()", "x"].map(String::from);
+    let stale = failure(FailureKind::Crash, "SIGABRT in llvm::ScalarEvolution::verify");
+    let (indvars, simplify) =
+        (bug_key(&stale, &seq("indvars"), &verify).0, bug_key(&stale, &seq("loop-simplifycfg"), &verify).0);
+    assert_eq!(indvars, "crash|indvars|llvm::ScalarEvolution::verify");
+    assert_ne!(indvars, simplify);
+    assert_eq!(key_before_reduction(&stale, &verify), None);
+
     // Keys that do not depend on the sequence are known before reduction; the rest are not.
     assert_eq!(key_before_reduction(&crash, &frames).as_deref(), Some("crash|a < b < c"));
     assert_eq!(key_before_reduction(&crash, &[]), None);

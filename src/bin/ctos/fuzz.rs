@@ -7,7 +7,7 @@ use clap::parser::ValueSource;
 use clap::ArgMatches;
 use ctos::cli::{bounded, default_jobs, jobs, memory_mib, parse_duration, parse_duration_or_off};
 use ctos::fuzz::{self, CampaignConfig, Resumed, RunOptions, Selection};
-use ctos::llvm::VerifyEach;
+use ctos::llvm::{CheckedAnalysis, VerifyEach};
 use ctos::output;
 use ctos::program::{Generator, GeneratorMix};
 use ctos::seq::Nesting;
@@ -115,6 +115,13 @@ pub struct FuzzArgs {
     /// `opt -verify-each` (every), or only after the whole sequence (off).
     #[arg(long, value_enum, value_name = "WHEN", default_value = "changed")]
     verify_each: VerifyEach,
+    /// After each pass that changed the IR, check the analyses it kept against the IR, as an
+    /// LLVM built with assertions does under -verify-scev, -verify-dom-info and
+    /// -verify-loop-info (release builds compile those checks out): scev, domtree, loops,
+    /// comma-separated. A stale analysis is a crash (scev: in ScalarEvolution::verify) or a
+    /// fatal error naming the pass.
+    #[arg(long, value_enum, value_name = "ANALYSES", value_delimiter = ',')]
+    check_preserved: Vec<CheckedAnalysis>,
     /// How bare passes share adaptors.
     #[arg(long, value_enum, default_value_t = Nesting::Grouped)]
     nesting: Nesting,
@@ -176,6 +183,7 @@ const CONFIG_FLAGS: &[(&str, &[&str])] = &[
     ("min_size", &["min_size"]),
     ("llvm_args", &["llvm_args"]),
     ("verify_each", &["verify_each"]),
+    ("check_preserved", &["check_preserved"]),
     ("nesting", &["nesting"]),
     ("opt_timeout", &["opt_timeout"]),
     ("exec_timeout", &["exec_timeout"]),
@@ -247,6 +255,7 @@ fn config_of(args: &FuzzArgs) -> Result<CampaignConfig> {
         memory_mib: args.memory,
         llvm_args: args.llvm_args.clone(),
         verify_each: args.verify_each,
+        check_preserved: args.check_preserved.clone(),
         nesting: args.nesting,
         reduce_programs: args.reduce_programs,
         reduce_programs_seconds: args.reduce_programs_time.as_secs_f64(),
