@@ -24,8 +24,14 @@ pub fn env_or(name: &str, default: usize) -> usize {
 
 /// The `ctos` set without unsafe passes and without analysis-only `require<…>` entries.
 pub fn ctos_passes(catalog: &Catalog) -> Vec<Pass> {
+    set_passes(catalog, "ctos")
+}
+
+/// A catalog set (`ctos`, `production`, …) without unsafe passes and without analysis-only
+/// `require<…>` entries.
+pub fn set_passes(catalog: &Catalog, set: &str) -> Vec<Pass> {
     catalog
-        .set("ctos")
+        .set(set)
         .unwrap()
         .into_iter()
         .filter(|p| catalog.unsafe_reason(&p.name).is_none() && p.name != "require")

@@ -20,6 +20,16 @@ use crate::seq::{render_with, Sequence};
 /// Reduction tests per failure: enough for 200-pass sequences, bounded for slow ones.
 const MAX_TESTS: usize = 400;
 
+/// Wall time one failure's reduction may take once the failure reproduced, as a multiple of
+/// the optimizer timeout (at least two minutes): a hang costs a whole timeout per candidate
+/// that still hangs, and an llvm-stress hang in a 100-pass sequence kept a campaign reducing
+/// for over ten minutes. Out of time, the smallest sequence that failed so far is kept.
+const REDUCTION_TIMEOUTS: f64 = 10.0;
+
+fn reduction_budget(c: &Campaign) -> Duration {
+    Duration::from_secs_f64((REDUCTION_TIMEOUTS * c.config.opt_timeout).max(120.0))
+}
+
 struct Loaded {
     program: ProgramRow,
     subject: Subject,
@@ -94,6 +104,7 @@ pub(super) fn reduce_while_failing(
 ) -> Option<Sequence> {
     let render = c.config.render();
     let mut tests = 0;
+    let stop: std::cell::Cell<Option<std::time::Instant>> = std::cell::Cell::new(None);
     let mut cache = ExecCache::default();
     let mut fails_each = |candidates: &[Sequence]| -> Vec<bool> {
         let texts: Vec<Option<String>> = candidates
@@ -102,7 +113,8 @@ pub(super) fn reduce_while_failing(
                 tests += 1;
                 // Reduction must not strip a pass its precondition (lower-switch before structurizecfg).
                 let candidate = with_preconditions(candidate, &c.catalog);
-                (tests <= MAX_TESTS).then(|| render_with(&candidate, &c.catalog, &render).ok()).flatten()
+                let open = tests <= MAX_TESTS && stop.get().is_none_or(|at| std::time::Instant::now() < at);
+                open.then(|| render_with(&candidate, &c.catalog, &render).ok()).flatten()
             })
             .collect();
         let items: Vec<BatchItem> = texts
@@ -123,6 +135,7 @@ pub(super) fn reduce_while_failing(
     if !fails_each(std::slice::from_ref(seq))[0] {
         return None;
     }
+    stop.set(Some(std::time::Instant::now() + reduction_budget(c)));
     Some(with_preconditions(&reduce_batched(seq, c.jobs, &mut fails_each), &c.catalog))
 }
 
@@ -420,15 +433,16 @@ pub(super) fn tools(c: &Campaign) -> Tools {
     }
 }
 
-/// The shell lines that show `kind` of failure with plain `opt` (and `lli` for wrong
+/// The shell lines that show `bug`'s kind of failure with plain `opt` (and `lli` for wrong
 /// code) running `pipeline` on `program`, as the campaign ran LLVM.
-pub(super) fn opt_commands(c: &Campaign, kind: FailureKind, pipeline: &str, program: &str) -> String {
+pub(super) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: &str) -> String {
     let Tools { opt, lli, .. } = tools(c);
+    let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
     let args: String = c.config.llvm_args.iter().map(|a| format!(" {a}")).collect();
     // Plain opt has no -ctos-check-preserved; its verify<scalar-evolution> pass does the same
     // check once, on what the pipeline leaves cached at its end (the domtree and loops
-    // verifier passes are empty in release builds).
-    let scev = kind == FailureKind::Crash && c.config.check_preserved.contains(&crate::llvm::CheckedAnalysis::Scev);
+    // verifier passes are empty in release builds). Only a stale SCEV needs it.
+    let scev = kind == FailureKind::Crash && bug.signature.contains(crate::oracle::SCEV_CHECK_FRAME);
     let pipeline = if scev { format!("{pipeline},function(verify<scalar-evolution>)") } else { pipeline.to_string() };
     let pipeline = shell_quote(&pipeline);
     if kind == FailureKind::WrongCode {
@@ -467,7 +481,7 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &s
         text.push_str(&format!("LLVM says: `{m}`\n\n"));
     }
     text.push_str("## Reproduce\n\nWith opt:\n\n```sh\n");
-    text.push_str(&opt_commands(c, failure.kind, &bug.reduced, program));
+    text.push_str(&opt_commands(c, bug, &bug.reduced, program));
     let exec = if failure.kind == FailureKind::WrongCode { " --exec" } else { "" };
     let ctos_verify = match c.config.verify_each {
         VerifyEach::Off => "",

@@ -115,7 +115,6 @@ pub fn title(bug: &BugRow, findings: &Findings) -> String {
 
 /// The section the README leads with once the findings are in.
 pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: &str) -> String {
-    let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
     let file = findings.reproducer(program);
     let mut text = String::from("## Reduced reproducer\n\n");
     match &findings.reduced_ir {
@@ -130,7 +129,7 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
         Some(IrReduction { note: Some(note), .. }) => text.push_str(&format!("Not reduced: {note}.\n\n")),
         _ => {}
     }
-    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, kind, findings.pipeline(bug), &file)));
+    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, bug, findings.pipeline(bug), &file)));
     if let Some(all) = &findings.fires_on {
         text.push_str(&format!("Fires on: {}\n", fires_line(all)));
         for f in all.iter().filter(|f| f.note.is_some()) {
@@ -200,7 +199,7 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
         },
         tools(c).version
     );
-    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, kind, findings.pipeline(bug), &file)));
+    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, bug, findings.pipeline(bug), &file)));
     if (1..=INLINE_LINES).contains(&lines) {
         text.push_str(&format!("`{file}` ({lines} lines):\n\n```llvm\n{}\n```\n\n", ir.trim_end()));
     } else {

@@ -316,6 +316,10 @@ pub fn key_before_reduction(failure: &Failure, frames: &[String]) -> Option<Stri
     independent.then(|| bug_key(failure, &Sequence::default(), frames).0)
 }
 
+/// The frame a crash in ctos's check of a kept ScalarEvolution has on top: its signature says
+/// it, and plain `opt` shows it with `verify<scalar-evolution>`.
+pub const SCEV_CHECK_FRAME: &str = "llvm::ScalarEvolution::verify";
+
 /// Whether a crash happened in ctos's check of the analyses a pass kept
 /// (`-ctos-check-preserved`; ScalarEvolution::verify aborts there): the pass is to blame.
 fn in_preserved_check(frames: &[String]) -> bool {
