@@ -132,6 +132,30 @@ fn a_reduction_out_of_time_keeps_the_smallest_program_that_still_crashes() {
     assert_eq!(out.status.code(), Some(139), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A campaign on the LLVM 23 that setup installs, through `--opt`: it keeps its program as
+/// bitcode and ships no llvm-reduce, so the linked LLVM's reduces the program's text, and
+/// LLVM 23's opt crashes on the result with the README's first command.
+#[cfg(feature = "llvm22")]
+#[test]
+fn a_newer_opt_without_llvm_reduce_gets_a_reduced_text_program_from_the_linked_one() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = loop_extract_program(work.path());
+    let opt23 = common::root().join("llvm-23/bin/opt");
+    assert!(!opt23.with_file_name("llvm-reduce").exists(), "this LLVM 23 has an llvm-reduce now");
+    let extra = ["--opt", opt23.to_str().unwrap(), "--reduce-ir-time", "20", "--localize-time", "0"];
+    let folder = campaign_with_one_bug(work.path(), &programs, LOOP_EXTRACT, &extra);
+    let o = outcome(&folder);
+    assert_eq!(o["program_file"], "program.bc", "{o}");
+    let reduced = &o["reduced_ir"];
+    assert_eq!(reduced["file"], "reduced.ll", "{reduced}");
+    let text = std::fs::read_to_string(folder.join("reduced.ll")).expect("reduced.ll is text");
+    assert!(text.lines().count() < reduced["lines_before"].as_u64().unwrap() as usize, "{reduced}");
+    let command = &first_command(&folder)[0];
+    assert!(command.starts_with(opt23.to_str().unwrap()) && command.contains(" reduced.ll"), "{command}");
+    let out = sh(&folder, command);
+    assert_eq!(out.status.code(), Some(139), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// LLVM 22's SLP vectorizer miscompile (bench bug 180456), its driver linked in: the
 /// reduced program still prints something else once optimized, and unoptimized prints
 /// what the original did.

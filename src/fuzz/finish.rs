@@ -67,12 +67,11 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
     Ok(())
 }
 
-/// `reduced.ll` (or `.bc`) beside `program` in `folder`. The bug stands without a smaller
-/// program: a reduction that cannot run says why.
+/// `reduced.ll` beside `program` (text or bitcode) in `folder`. The bug stands without a
+/// smaller program: a reduction that cannot run says why.
 fn reduce_program_ir(c: &Campaign, bug: &BugRow, kind: FailureKind, folder: &Path, program: &str) -> IrReduction {
     let path = folder.join(program);
-    let extension = program.rsplit('.').next().unwrap_or("ll");
-    let out = folder.join(format!("reduced.{extension}"));
+    let out = folder.join("reduced.ll");
     let budget = Duration::from_secs_f64(c.config.reduce_ir_seconds);
     let reduction = llvm_reduce_for(c.opt.as_ref()).and_then(|tool| {
         let check = interesting(c, bug, kind, &path)?;

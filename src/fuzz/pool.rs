@@ -77,14 +77,9 @@ pub(super) fn csmith(c: &mut Campaign, generator: Generator, seed: u64, count: u
     generated.into_iter().enumerate().filter_map(|(k, g)| Some((k, g.ok()?))).collect()
 }
 
-/// llvm-stress of the LLVM under test, or the linked LLVM's when an `--opt` has none
-/// beside it nor on PATH: a newer LLVM reads an older one's IR.
+/// llvm-stress of the LLVM under test (or of the linked one, older than an `--opt`).
 pub(super) fn stress_tool(opt: Option<&ExternalOpt>) -> Result<std::path::PathBuf> {
-    const OTHERWISE: &str = "or leave llvm-stress out of --generator";
-    llvm_tool_for("llvm-stress", opt, OTHERWISE).or_else(|e| match opt {
-        Some(opt) if opt.major() >= crate::llvm::version().0 => llvm_tool_for("llvm-stress", None, OTHERWISE),
-        _ => Err(e),
-    })
+    llvm_tool_for("llvm-stress", opt, "or leave llvm-stress out of --generator")
 }
 
 fn stress(c: &mut Campaign, seed: u64, count: usize) -> Result<Vec<Candidate>> {

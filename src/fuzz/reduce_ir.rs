@@ -43,15 +43,19 @@ pub fn llvm_reduce_for(opt: Option<&ExternalOpt>) -> Result<PathBuf> {
     llvm_tool_for("llvm-reduce", opt, "or turn it off with --reduce-ir-time 0")
 }
 
-/// LLVM's `tool` of the LLVM under test: the one beside `--opt`, else Debian's of the
-/// linked version; the error says how to get it, then `otherwise`.
+/// LLVM's `tool` of the LLVM under test: the one beside `--opt`, else Debian's of its
+/// version, else, for an `--opt` newer than the linked LLVM, the linked version's (its IR
+/// is read by a newer opt; a trunk build often ships only opt); the error says how to get
+/// it, then `otherwise`.
 pub fn llvm_tool_for(tool: &str, opt: Option<&ExternalOpt>, otherwise: &str) -> Result<PathBuf> {
     if let Some(beside) = opt.map(|o| o.bin_dir().join(tool)).filter(|p| p.is_file()) {
         return Ok(beside);
     }
-    let major = opt.map_or_else(|| crate::llvm::version().0, |o| o.major());
+    let linked = crate::llvm::version().0;
+    let major = opt.map_or(linked, |o| o.major());
     let name = format!("{tool}-{major}");
-    match crate::program::find_on_path(&name) {
+    let older = (major > linked).then(|| crate::program::find_on_path(&format!("{tool}-{linked}"))).flatten();
+    match crate::program::find_on_path(&name).or(older) {
         Some(path) => Ok(path),
         None => bail!("{name} is missing (Debian's llvm-{major}-tools; scripts/setup.sh installs it); {otherwise}"),
     }
@@ -73,17 +77,16 @@ pub fn reduce_ir(
     jobs: usize,
 ) -> Result<IrReduction> {
     let started = Instant::now();
-    let lines_before = line_count(program);
     let work = tempfile::Builder::new().prefix("ctos-llvm-reduce-").tempdir()?;
-    let extension = program.extension().and_then(|e| e.to_str()).unwrap_or("ll");
-    let input = work.path().join(format!("input.{extension}"));
-    std::fs::copy(program, &input)?;
+    let input = work.path().join("input.ll");
+    as_text(tool, program, &input)?;
+    let lines_before = line_count(&input);
     // llvm-reduce saves its best only after each of its passes: the test keeps the
     // smallest interesting candidate itself, for a reduction that runs out of time.
-    let smallest = work.path().join(format!("smallest.{extension}"));
+    let smallest = work.path().join("smallest.ll");
     let check = Interesting { keep_smallest: Some(smallest.clone()), ..check.clone() };
     let script = check.script(work.path(), "\"$1\"")?;
-    let written = work.path().join(format!("reduced.{extension}"));
+    let written = work.path().join("reduced.ll");
     let mut command = Command::new(tool);
     command.arg(format!("--test={}", script.display())).arg(format!("-j={}", jobs.max(1)));
     if check.failure.kind == crate::oracle::FailureKind::WrongCode {
@@ -95,7 +98,7 @@ pub fn reduce_ir(
     }
     command.arg("-o").arg(&written).arg(&input).current_dir(work.path());
     let ended = run_bounded(command, "llvm-reduce", &work.path().join("llvm-reduce.log"), budget);
-    let nothing = |finished: bool, note: String| IrReduction::not_reduced(program, secs(started), finished, note);
+    let nothing = |finished: bool, note: String| IrReduction::not_reduced(&input, secs(started), finished, note);
     let ended = match ended {
         Ok(ended) => ended,
         Err(e) => return Ok(nothing(false, format!("{e:#}"))),
@@ -120,6 +123,29 @@ pub fn reduce_ir(
         Ended::Finished => nothing(true, "llvm-reduce found nothing smaller that fails the same way".into()),
         Ended::OutOfTime => nothing(false, "llvm-reduce kept nothing smaller within its time".into()),
     })
+}
+
+/// `program` as textual IR at `to`: a maintainer reads the reduced program, and its lines
+/// measure the reduction. Bitcode (what `--opt` campaigns keep) goes through the `llvm-dis`
+/// beside `reducer`.
+fn as_text(reducer: &Path, program: &Path, to: &Path) -> Result<()> {
+    if program.extension().is_some_and(|e| e == "ll") {
+        std::fs::copy(program, to)?;
+        return Ok(());
+    }
+    let name = reducer.file_name().and_then(|n| n.to_str()).unwrap_or("llvm-reduce").replace("llvm-reduce", "llvm-dis");
+    let dis = reducer.with_file_name(name);
+    let out = Command::new(&dis).arg(program).arg("-o").arg(to).output();
+    match out {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => bail!(
+            "{} cannot read {}: {}",
+            dis.display(),
+            program.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        Err(e) => bail!("cannot run {}: {e}", dis.display()),
+    }
 }
 
 fn secs(since: Instant) -> f64 {
