@@ -54,6 +54,7 @@ fn main() {
     println!("cargo:rerun-if-changed={}", libdir.display());
 
     compile_shim(major);
+    compile_traps();
 
     let dirs_text = std::fs::read_to_string("data/llvm-lib-dirs.tsv").expect("data/llvm-lib-dirs.tsv");
     let known: HashMap<String, String> = dirs_text
@@ -117,6 +118,20 @@ fn compile_shim(major: u32) {
         .define("__STDC_LIMIT_MACROS", None)
         .file("src/llvm/shim.cpp")
         .compile("ctos_llvm_shim");
+}
+
+/// src/coverage/traps.cpp: the coverage sites' patches and trap handler, shared with the
+/// agent (no LLVM in it).
+fn compile_traps() {
+    println!("cargo:rerun-if-changed=src/coverage/traps.cpp");
+    println!("cargo:rerun-if-changed=src/coverage/traps.h");
+    cc::Build::new()
+        .cpp(true)
+        .flag("-std=c++17")
+        .flag("-fno-exceptions")
+        .flag("-fno-rtti")
+        .file("src/coverage/traps.cpp")
+        .compile("ctos_traps");
 }
 
 fn scan_archive(

@@ -20,6 +20,7 @@
 // At start the agent sends 'H' with its LLVM version and the objects it has loaded (load
 // bias and path, for symbolizing crash stacks).
 
+#include "../src/coverage/traps.h"
 #include "../src/llvm/pipeline.h"
 
 #if __has_include("llvm/Plugins/PassPlugin.h")
@@ -84,7 +85,8 @@ enum Exec { EXEC_NEVER = 0, EXEC_ALWAYS = 1, EXEC_ASK = 2 };
 
 int MsgFd = -1;
 int Gate = 1;
-volatile sig_atomic_t Optimizing = 0;
+// The child's phase, for the coverage recorder (src/coverage/traps.h).
+volatile uint8_t PhaseNow = 0;
 
 void writeAll(int Fd, const void *Data, size_t Len) {
   const char *P = static_cast<const char *>(Data);
@@ -110,7 +112,7 @@ void sendMsg(uint8_t Tag, const void *Payload, uint32_t Len) {
 void sendMsg(uint8_t Tag, StringRef Text) { sendMsg(Tag, Text.data(), uint32_t(Text.size())); }
 
 void setPhase(Phase P) {
-  Optimizing = P == PHASE_OPTIMIZING;
+  PhaseNow = P;
   uint8_t B = P;
   sendMsg(TAG_PHASE, &B, 1);
 }
@@ -199,120 +201,43 @@ void installCrashHandlers() {
   backtrace(Warm, 1);
 }
 
-// Coverage, as src/coverage/traps.rs does it in-process: one-shot `int3` breakpoints armed
-// once in this fork server. A child's first arrival at a site traps; the handler puts the
-// original byte back in the child's copy-on-write page, rewinds, and appends the site's
-// index to the record ctos passed with the request (`[count: u64][site: u32; count]`,
-// shared memory that survives a crash) while the optimizer runs and the gate is open.
-// The server itself only restores what it hits, and re-arms that before the next fork.
+// Coverage: src/coverage/traps.h, armed in this fork server as the in-process engine arms
+// it. A child records into the shared file ctos passed with its request
+// (`[count: u64][site: u32; count]`, surviving a crash) while the optimizer runs and the
+// gate is open.
 namespace traps {
-const uint8_t Int3 = 0xCC;
-std::vector<uint64_t> Sites;
-std::vector<uint8_t> Original;
-std::vector<uint32_t> Restored;
-size_t NRestored = 0;
-bool InChild = false;
-uint8_t *Record = nullptr;
 
-void onTrap(int Signal, siginfo_t *, void *Context) {
-  auto *UC = static_cast<ucontext_t *>(Context);
-  uint64_t PC = uint64_t(UC->uc_mcontext.gregs[REG_RIP]) - 1;
-  size_t Lo = 0, Hi = Sites.size();
-  while (Lo < Hi) {
-    size_t Mid = (Lo + Hi) / 2;
-    if (Sites[Mid] < PC)
-      Lo = Mid + 1;
-    else
-      Hi = Mid;
-  }
-  if (Lo == Sites.size() || Sites[Lo] != PC) {
-    // Not ours (a trap compiled into the code): die as it would have.
-    signal(Signal, SIG_DFL);
-    raise(Signal);
-    return;
-  }
-  *reinterpret_cast<volatile uint8_t *>(PC) = Original[Lo];
-  UC->uc_mcontext.gregs[REG_RIP] = int64_t(PC);
-  if (!InChild) {
-    if (NRestored < Restored.size())
-      Restored[NRestored++] = uint32_t(Lo);
-    return;
-  }
-  if (Record && Optimizing && Gate) {
-    auto *Count = reinterpret_cast<volatile uint64_t *>(Record);
-    uint64_t N = *Count;
-    if (N < Sites.size()) {
-      reinterpret_cast<volatile uint32_t *>(Record + 8)[N] = uint32_t(Lo);
-      *Count = N + 1;
-    }
-  }
-}
-
-void disarm() {
-  for (size_t I = 0; I < Sites.size(); ++I)
-    *reinterpret_cast<volatile uint8_t *>(Sites[I]) = Original[I];
-  Sites.clear();
-  Original.clear();
-  NRestored = 0;
-}
-
-void rearm() {
-  for (size_t K = 0; K < NRestored; ++K)
-    *reinterpret_cast<volatile uint8_t *>(Sites[Restored[K]]) = Int3;
-  NRestored = 0;
-}
-
-// Arm the sorted addresses in file `Fd`; returns why not, or "".
+// Arm the sorted addresses in file `Fd` (the top bit of each: it may be patched); returns
+// why not, or "".
 std::string arm(int Fd) {
-  disarm();
   struct stat St;
   if (fstat(Fd, &St) != 0 || St.st_size % 8 != 0)
     return "the site file is not a list of addresses";
-  std::vector<uint64_t> New(size_t(St.st_size) / 8);
-  size_t Done = 0, Bytes = New.size() * 8;
+  std::vector<uint64_t> Addrs(size_t(St.st_size) / 8);
+  size_t Done = 0, Bytes = Addrs.size() * 8;
   while (Done < Bytes) {
-    ssize_t N = pread(Fd, reinterpret_cast<char *>(New.data()) + Done, Bytes - Done, off_t(Done));
+    ssize_t N = pread(Fd, reinterpret_cast<char *>(Addrs.data()) + Done, Bytes - Done, off_t(Done));
     if (N <= 0)
       return "cannot read the site file";
     Done += size_t(N);
   }
-  for (size_t I = 1; I < New.size(); ++I)
-    if (New[I] <= New[I - 1])
-      return "the sites are not sorted";
-  const uint64_t Page = uint64_t(sysconf(_SC_PAGESIZE));
-  uint64_t Last = ~uint64_t(0);
-  for (uint64_t A : New) {
-    uint64_t P = A & ~(Page - 1);
-    if (P == Last)
-      continue;
-    if (mprotect(reinterpret_cast<void *>(P), Page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
-      return "cannot make the code at " + std::to_string(A) + " writable: " + strerror(errno);
-    Last = P;
+  std::vector<uint8_t> MayPatch(Addrs.size());
+  for (size_t I = 0; I < Addrs.size(); ++I) {
+    MayPatch[I] = uint8_t(Addrs[I] >> 63);
+    Addrs[I] &= ~(uint64_t(1) << 63);
   }
-  struct sigaction Action = {};
-  Action.sa_sigaction = onTrap;
-  Action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-  sigemptyset(&Action.sa_mask);
-  sigaction(SIGTRAP, &Action, nullptr);
-  Original.resize(New.size());
-  for (size_t I = 0; I < New.size(); ++I)
-    Original[I] = *reinterpret_cast<uint8_t *>(New[I]);
-  Restored.assign(New.size(), 0);
-  Sites = std::move(New);
-  for (uint64_t A : Sites)
-    *reinterpret_cast<volatile uint8_t *>(A) = Int3;
-  return "";
+  return ctos_traps::arm(Addrs.data(), MayPatch.data(), Addrs.size());
 }
 
 // In a child: record into the shared file `Fd`, sized for every site.
 void recordTo(int Fd) {
-  size_t Bytes = 8 + 4 * Sites.size();
+  size_t Bytes = 8 + 4 * ctos_traps::Sites.size();
   struct stat St;
-  if (Sites.empty() || fstat(Fd, &St) != 0 || size_t(St.st_size) < Bytes)
+  if (ctos_traps::Sites.empty() || fstat(Fd, &St) != 0 || size_t(St.st_size) < Bytes)
     return;
   void *P = mmap(nullptr, Bytes, PROT_READ | PROT_WRITE, MAP_SHARED, Fd, 0);
   if (P != MAP_FAILED)
-    Record = static_cast<uint8_t *>(P);
+    ctos_traps::enterChild(static_cast<uint8_t *>(P), &PhaseNow, PHASE_OPTIMIZING, &Gate);
 }
 } // namespace traps
 
@@ -463,7 +388,7 @@ struct Agent {
       } else if (Kind == 'C' && Fds.size() == 1) {
         std::string Why = traps::arm(Fds[0]);
         close(Fds[0]);
-        reply(Why.empty() ? "A" + std::to_string(traps::Sites.size()) : "E" + Why);
+        reply(Why.empty() ? "A" + std::to_string(ctos_traps::Sites.size()) : "E" + Why);
       } else if (Kind == 'R' && (Fds.size() == 4 || Fds.size() == 5)) {
         Request R;
         auto F = splitFields(&Buf[1], size_t(N - 1));
@@ -480,7 +405,7 @@ struct Agent {
         R.Msg = Fds[0], R.Cmd = Fds[1], R.Out = Fds[2], R.Err = Fds[3];
         if (Fds.size() == 5)
           R.Record = Fds[4];
-        traps::rearm();
+        ctos_traps::rearm();
         pid_t Pid = fork();
         if (Pid == 0)
           child(R);
@@ -500,7 +425,6 @@ struct Agent {
   [[noreturn]] void child(const Request &R) {
     close(Control);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    traps::InChild = true;
     if (R.Record >= 0)
       traps::recordTo(R.Record);
     if (R.MemoryBytes) {

@@ -6,7 +6,8 @@
 #
 # Prints the path of the built ctos-agent.so. ctos runs this same script (embedded in the
 # binary) when `--opt` names an LLVM it has no agent for yet; it then sets
-#   CTOS_AGENT_SRC  a folder holding llvm-plugin/agent.cpp and src/llvm/pipeline.h
+#   CTOS_AGENT_SRC  a folder holding llvm-plugin/agent.cpp, src/llvm/pipeline.h and
+#                   src/coverage/traps.h
 #   CTOS_AGENT_OUT  the folder to build into
 set -euo pipefail
 

@@ -118,18 +118,71 @@ fn crashing_and_fatal_runs_still_return_their_coverage() {
     assert!(cut.len() > fatal.len() / 2, "the cut keeps what ran before the error");
 }
 
+/// Random 20-pass pipelines over two programs, and ones that crash or stop: the outcome and
+/// the optimized IR are the same with sites armed at either granularity as without.
 #[test]
-fn coverage_does_not_change_the_optimized_ir() {
+fn coverage_changes_no_outcome_and_no_optimized_ir() {
+    use rand::SeedableRng;
+    let _turn = turn();
+    let catalog = ctos::seq::Catalog::for_llvm(ctos::llvm::version().0).unwrap();
+    let passes: Vec<_> = (catalog.set("ctos").unwrap().into_iter())
+        .filter(|p| catalog.unsafe_reason(&p.name).is_none() && p.name != "require")
+        .collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(31);
+    let mut pipelines: Vec<String> =
+        (0..12).map(|_| ctos::seq::random::random_flat(&mut rng, &passes, 20).render(&catalog).unwrap()).collect();
+    pipelines
+        .extend(["default<O2>", "function(sroa,trigger-crash-function)", "function(loop(licm))"].map(String::from));
+    let slp = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/bugs/191714/repro.ll");
+    let mut programs = vec![csmith(), IrModule::load(&slp, &CFrontend::default(), &TargetSpec::default()).unwrap()];
+    let seen = |r: &Run| (r.outcome, r.ir_hash);
+    ctos::coverage::disarm();
+    let mut plain = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+    let mut expected = Vec::new();
+    for module in &mut programs {
+        for pipeline in &pipelines {
+            expected.push(seen(&plain.run_one(module, &JobSpec::optimize(pipeline.as_str())).unwrap()));
+        }
+    }
+    let outcomes: std::collections::BTreeSet<String> = expected.iter().map(|(o, _)| format!("{o:?}")).collect();
+    assert!(outcomes.len() >= 3, "ok, crash and fatal runs: {outcomes:?}");
+    for granularity in [Granularity::Functions, Granularity::Blocks] {
+        let coverage = Coverage::arm(granularity);
+        let mut expected = expected.iter();
+        for module in &mut programs {
+            for pipeline in &pipelines {
+                let (covered_run, spectrum) = covered(&coverage, module, pipeline);
+                assert_eq!(&seen(&covered_run), expected.next().unwrap(), "{granularity:?} {pipeline}");
+                assert!(!spectrum.is_empty(), "{granularity:?} {pipeline}");
+            }
+        }
+    }
+}
+
+/// Nearly every site is a patched jump (no signal); the rest are `int3`s. A patched hit
+/// records what an `int3` hit records: spectra of one pipeline under each agree as closely
+/// as two runs under one (LLVM's own paths vary a little with allocation addresses).
+#[test]
+fn patched_sites_record_what_int3_sites_record() {
     let _turn = turn();
     let mut module = csmith();
     for granularity in [Granularity::Functions, Granularity::Blocks] {
+        ctos::coverage::disarm();
         let coverage = Coverage::arm(granularity);
-        for pipeline in ["default<O2>", "function(sroa,loop-mssa(licm),gvn,slp-vectorizer)"] {
-            let (covered_run, _) = covered(&coverage, &mut module, pipeline);
-            let mut plain = Pool::new(1, Limits::default(), Vec::new()).unwrap();
-            let plain_run = plain.run_one(&mut module, &JobSpec::optimize(pipeline)).unwrap();
-            assert!(covered_run.ir_hash.is_some());
-            assert_eq!(covered_run.ir_hash, plain_run.ir_hash, "{granularity:?} {pipeline}");
+        let patched = ctos::coverage::patched_sites();
+        assert!(patched * 100 > coverage.sites.len() * 85, "{granularity:?}: {patched} of {}", coverage.sites.len());
+        let with_patches: Vec<Spectrum> = (0..3).map(|_| covered(&coverage, &mut module, "default<O2>").1).collect();
+        ctos::coverage::disarm();
+        std::env::set_var("CTOS_COVERAGE_TRAPS", "int3");
+        let coverage = Coverage::arm(granularity);
+        std::env::remove_var("CTOS_COVERAGE_TRAPS");
+        assert_eq!(ctos::coverage::patched_sites(), 0);
+        let with_int3: Vec<Spectrum> = (0..3).map(|_| covered(&coverage, &mut module, "default<O2>").1).collect();
+        ctos::coverage::disarm();
+        let within = with_patches[0].jaccard(&with_patches[1]).min(with_int3[0].jaccard(&with_int3[1]));
+        for (a, b) in with_patches.iter().zip(&with_int3) {
+            let across = a.jaccard(b);
+            assert!(across > 0.995, "{granularity:?}: patched vs int3 jaccard {across} (within one mode {within})");
         }
     }
 }

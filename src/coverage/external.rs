@@ -78,5 +78,5 @@ pub(super) fn external_sites(objects: &[(u64, PathBuf)], version: &str, granular
         bytes.get(offset..offset + f.size as usize)
     };
     let (addrs, function) = sites_of(&attribution, granularity, code_of);
-    Ok(Sites { granularity, attribution, addrs, function, original: Vec::new() })
+    Ok(Sites { granularity, attribution, addrs, function })
 }

@@ -108,7 +108,7 @@ impl Coverage {
                     }
                 };
                 drop(state);
-                pool.arm_external(&sites.addrs)?;
+                pool.arm_external(&sites.addrs, &sites.may_patch())?;
                 Coverage { sites }
             }
             _ => Coverage::arm(granularity),
@@ -127,6 +127,12 @@ impl Coverage {
     }
 }
 
+/// How many sites armed in this process are patched jumps; the others are `int3`s (see
+/// src/coverage/traps.h).
+pub fn patched_sites() -> usize {
+    traps::patched()
+}
+
 /// Take every breakpoint out of this process: children run at full speed and record
 /// nothing until the next [`Coverage::arm`].
 pub fn disarm() {
@@ -138,7 +144,7 @@ pub fn disarm() {
 /// Take every breakpoint out of where `pool`'s children run.
 pub fn disarm_for(pool: &mut Pool) -> anyhow::Result<()> {
     match pool.external_opt() {
-        Some(_) => pool.arm_external(&[])?,
+        Some(_) => pool.arm_external(&[], &[])?,
         None => disarm(),
     }
     Ok(())

@@ -12,9 +12,6 @@ pub struct Sites {
     pub attribution: Attribution,
     pub addrs: Vec<u64>,
     pub function: Vec<u32>,
-    /// The code byte each breakpoint replaces; empty for sites in another process (the
-    /// agent inside an external `opt` keeps its own).
-    pub(super) original: Vec<u8>,
 }
 
 impl Sites {
@@ -25,8 +22,23 @@ impl Sites {
         // The code is mapped in this process; it is read before any breakpoint is armed.
         let code = |f: &LlvmFunction| Some(unsafe { std::slice::from_raw_parts(f.addr as *const u8, f.size as usize) });
         let (addrs, function) = sites_of(&attribution, granularity, code);
-        let original = addrs.iter().map(|&a: &u64| unsafe { *(a as *const u8) }).collect();
-        Sites { granularity, attribution, addrs, function, original }
+        Sites { granularity, attribution, addrs, function }
+    }
+
+    /// Per site, 1 where its function holds the 5 bytes of a patched jump from the site on
+    /// (src/coverage/traps.h): a patch must not spill into the next function. With
+    /// `CTOS_COVERAGE_TRAPS=int3`, none: every site an `int3`, the mechanism patches
+    /// replaced, to compare the two (benches/coverage.rs).
+    pub fn may_patch(&self) -> Vec<u8> {
+        if std::env::var_os("CTOS_COVERAGE_TRAPS").is_some_and(|v| v == "int3") {
+            return vec![0; self.len()];
+        }
+        (self.addrs.iter().zip(&self.function))
+            .map(|(&a, &f)| {
+                let f = &self.attribution.functions[f as usize];
+                u8::from(a + 5 <= f.addr + f.size)
+            })
+            .collect()
     }
 
     pub fn len(&self) -> usize {
@@ -138,7 +150,6 @@ impl Sites {
             attribution,
             addrs: vec![0; files.len()],
             function: (0..files.len() as u32).collect(),
-            original: vec![0; files.len()],
         }
     }
 }

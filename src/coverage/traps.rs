@@ -1,120 +1,40 @@
-//! One-shot `int3` breakpoints at every site, armed once in the parent.
-//!
-//! A child inherits the armed code. Its first arrival at a site traps; the handler puts
-//! the original byte back (in the child's own copy-on-write page: the parent stays
-//! armed), rewinds the instruction pointer and appends the site to a shared-memory record
-//! that the parent reads after the child ends, crash or not. Only the optimizer's phase
-//! is recorded: verification, hashing and JIT execution are the oracle's work.
-//!
-//! The parent runs LLVM code too (loading modules); it restores what it hits and re-arms
-//! those sites before the next fork.
+//! One-shot coverage sites, armed once in the parent: src/coverage/traps.h, shared with
+//! the agent, does the arming and the first arrivals (a patched jump into a recorder, or
+//! an `int3`); this side gives it the sites and each child's shared-memory record, which
+//! the parent reads after the child ends, crash or not. Only the optimizer's phase is
+//! recorded: verification, hashing and JIT execution are the oracle's work.
 
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 use super::sites::Sites;
-use crate::sandbox::{recording, Observer};
+use crate::sandbox::{recording_flags, Observer};
 
-const INT3: u8 = 0xCC;
-
-static SITES: AtomicPtr<u64> = AtomicPtr::new(std::ptr::null_mut());
-static N_SITES: AtomicUsize = AtomicUsize::new(0);
-static ORIGINAL: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
-/// The parent's restored sites, to re-arm before the next fork.
-static RESTORED: AtomicPtr<u32> = AtomicPtr::new(std::ptr::null_mut());
-static N_RESTORED: AtomicUsize = AtomicUsize::new(0);
-static RESTORED_CAPACITY: AtomicUsize = AtomicUsize::new(0);
-/// The child's record: `[count: u64][site: u32; count]`, in shared memory.
-static RECORD: AtomicPtr<u8> = AtomicPtr::new(std::ptr::null_mut());
-static IN_CHILD: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_trap(signal: libc::c_int, _info: *mut libc::siginfo_t, context: *mut libc::c_void) {
-    unsafe {
-        let uc = context as *mut libc::ucontext_t;
-        let pc = (*uc).uc_mcontext.gregs[libc::REG_RIP as usize] as u64 - 1;
-        let sites = std::slice::from_raw_parts(SITES.load(Ordering::Relaxed), N_SITES.load(Ordering::Relaxed));
-        let Ok(i) = sites.binary_search(&pc) else {
-            // Not our breakpoint (a trap compiled into the code): die as it would have.
-            libc::signal(signal, libc::SIG_DFL);
-            libc::raise(signal);
-            return;
-        };
-        *(pc as *mut u8) = *ORIGINAL.load(Ordering::Relaxed).add(i);
-        (*uc).uc_mcontext.gregs[libc::REG_RIP as usize] = pc as i64;
-        if IN_CHILD.load(Ordering::Relaxed) {
-            let record = RECORD.load(Ordering::Relaxed);
-            if !record.is_null() && recording() {
-                let count = record as *mut u64;
-                let n = std::ptr::read_volatile(count);
-                std::ptr::write_volatile((record.add(8) as *mut u32).add(n as usize), i as u32);
-                std::ptr::write_volatile(count, n + 1);
-            }
-        } else {
-            let n = N_RESTORED.load(Ordering::Relaxed);
-            *RESTORED.load(Ordering::Relaxed).add(n) = i as u32;
-            N_RESTORED.store(n + 1, Ordering::Relaxed);
-        }
-    }
+extern "C" {
+    // src/coverage/traps.cpp
+    fn ctos_traps_arm(addrs: *const u64, may_patch: *const u8, n: usize) -> *const std::ffi::c_char;
+    fn ctos_traps_disarm();
+    fn ctos_traps_rearm();
+    fn ctos_traps_enter_child(record: *mut u8, phase: *const u8, optimizing: u8, gate: *const i32);
+    fn ctos_traps_patched() -> usize;
 }
 
 /// Arm every site of `sites` (disarming whatever was armed).
 pub(super) fn arm(sites: &'static Sites) {
-    disarm();
-    if sites.is_empty() {
-        return;
-    }
-    let page = 4096u64;
-    let start = sites.addrs[0] & !(page - 1);
-    let end = (sites.addrs[sites.len() - 1] + page) & !(page - 1);
-    unsafe {
-        let rc = libc::mprotect(
-            start as *mut libc::c_void,
-            (end - start) as usize,
-            libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC,
-        );
-        assert_eq!(rc, 0, "cannot make LLVM's code writable: {}", std::io::Error::last_os_error());
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_trap as *const () as usize;
-        // A trap's signal frame (a few KiB with the FPU state) goes on the child's signal
-        // stack, as in the agent: on the optimizer's own stack it would make a deep
-        // recursion overflow at another frame than without coverage (another crash face).
-        action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
-        libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(libc::SIGTRAP, &action, std::ptr::null_mut());
-    }
-    // The restore list only ever grows to the largest site table armed.
-    if RESTORED_CAPACITY.load(Ordering::Relaxed) < sites.len() {
-        let buffer: &'static mut [u32] = Box::leak(vec![0u32; sites.len()].into_boxed_slice());
-        RESTORED.store(buffer.as_mut_ptr(), Ordering::Relaxed);
-        RESTORED_CAPACITY.store(sites.len(), Ordering::Relaxed);
-    }
-    N_RESTORED.store(0, Ordering::Relaxed);
-    ORIGINAL.store(sites.original.as_ptr() as *mut u8, Ordering::Relaxed);
-    SITES.store(sites.addrs.as_ptr() as *mut u64, Ordering::Relaxed);
-    N_SITES.store(sites.len(), Ordering::Relaxed);
-    for &a in &sites.addrs {
-        unsafe { *(a as *mut u8) = INT3 };
+    let may_patch = sites.may_patch();
+    let why = unsafe { ctos_traps_arm(sites.addrs.as_ptr(), may_patch.as_ptr(), sites.len()) };
+    if !why.is_null() {
+        panic!("cannot arm coverage: {}", unsafe { std::ffi::CStr::from_ptr(why) }.to_string_lossy());
     }
 }
 
 /// Put every original byte back.
 pub(super) fn disarm() {
-    let n = N_SITES.swap(0, Ordering::Relaxed);
-    let sites = SITES.load(Ordering::Relaxed);
-    let original = ORIGINAL.load(Ordering::Relaxed);
-    for i in 0..n {
-        unsafe { *(*sites.add(i) as *mut u8) = *original.add(i) };
-    }
+    unsafe { ctos_traps_disarm() }
 }
 
-/// Re-arm what the parent's own LLVM calls restored.
-fn rearm_parent() {
-    let n = N_RESTORED.swap(0, Ordering::Relaxed);
-    let restored = RESTORED.load(Ordering::Relaxed);
-    let sites = SITES.load(Ordering::Relaxed);
-    for k in 0..n {
-        unsafe { *(*sites.add(*restored.add(k) as usize) as *mut u8) = INT3 };
-    }
+/// How many armed sites are patched jumps (the rest are `int3`s).
+pub fn patched() -> usize {
+    unsafe { ctos_traps_patched() }
 }
 
 /// A shared-memory record per concurrent child: a memory file, so that an agent inside
@@ -137,7 +57,7 @@ impl TrapObserver {
 
 impl Observer for TrapObserver {
     fn before_fork(&mut self) -> usize {
-        rearm_parent();
+        unsafe { ctos_traps_rearm() };
         let slot = self.free.pop().unwrap_or_else(|| {
             // Untouched pages cost nothing: the record is sized for every site once.
             let file = crate::sandbox::memfd(c"ctos-coverage").expect("cannot make a coverage record");
@@ -165,8 +85,8 @@ impl Observer for TrapObserver {
     }
 
     fn in_child(&mut self, slot: usize) {
-        RECORD.store(self.records[slot].1, Ordering::Relaxed);
-        IN_CHILD.store(true, Ordering::Relaxed);
+        let (phase, optimizing, gate) = recording_flags();
+        unsafe { ctos_traps_enter_child(self.records[slot].1, phase, optimizing, gate) };
     }
 
     fn collect(&mut self, slot: usize) -> Vec<u32> {
@@ -186,3 +106,6 @@ impl Drop for TrapObserver {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

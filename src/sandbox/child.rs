@@ -39,11 +39,12 @@ pub fn in_child() -> bool {
     IN_CHILD.load(Ordering::Relaxed)
 }
 
-/// Whether coverage should be recorded now: while the optimizer runs (verification,
-/// hashing and execution are the oracle's work), and only inside the focus pass if the
-/// job has one. Called from the breakpoint handler.
-pub fn recording() -> bool {
-    Phase::from_u8(PHASE.load(Ordering::Relaxed)) == Phase::Optimizing && GATE.load(Ordering::Relaxed) == 1
+/// Where a child says whether coverage is recorded now, for the coverage sites' recorder:
+/// the phase (recorded while it is the second value, the optimizer's: verification,
+/// hashing and execution are the oracle's work) and the focus gate (recorded while
+/// non-zero: inside the focus pass, if the job has one).
+pub fn recording_flags() -> (*const u8, u8, *const i32) {
+    (PHASE.as_ptr(), Phase::Optimizing as u8, GATE.as_ptr())
 }
 
 extern "C" fn on_element(index: i32) {

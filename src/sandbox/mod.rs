@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 pub use batch::{run_batch, run_batch_cached, run_each, BatchItem, ExecCache};
 pub use check::{check_pipelines, Rejection};
-pub use child::{in_child, recording};
+pub use child::{in_child, recording_flags};
 pub(crate) use pool::memfd;
 pub use pool::{Event, JobId, Pool};
 pub use wire::Phase;

@@ -167,11 +167,12 @@ impl Pool {
         self.agent.as_ref().map(|a| a.llvm_objects().to_vec())
     }
 
-    /// Arm one-shot breakpoints at `addrs` (sorted, in the external `opt`; none: disarm)
-    /// for the pool's later children. The pool must be idle.
-    pub fn arm_external(&mut self, addrs: &[u64]) -> anyhow::Result<()> {
+    /// Arm one-shot coverage sites at `addrs` (sorted, in the external `opt`; none: disarm;
+    /// `may_patch` as [`crate::coverage::Sites::may_patch`]) for the pool's later children.
+    /// The pool must be idle.
+    pub fn arm_external(&mut self, addrs: &[u64], may_patch: &[u8]) -> anyhow::Result<()> {
         let agent = self.agent.as_ref().ok_or_else(|| anyhow::anyhow!("this pool runs no external opt"))?;
-        agent.arm(addrs)
+        agent.arm(addrs, may_patch)
     }
 
     /// Watch jobs that ask for it (`JobSpec::observe`) with `observer`.

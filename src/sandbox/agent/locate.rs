@@ -8,6 +8,7 @@ use anyhow::{bail, Context as _, Result};
 
 const AGENT_SOURCE: &str = include_str!("../../../llvm-plugin/agent.cpp");
 const PIPELINE_SOURCE: &str = include_str!("../../llvm/pipeline.h");
+const TRAPS_SOURCE: &str = include_str!("../../coverage/traps.h");
 const BUILD_SCRIPT: &str = include_str!("../../../scripts/build-plugin.sh");
 
 /// An `opt` the user named, with the agent that loads into it.
@@ -116,9 +117,14 @@ fn cached_agent(opt: &Path, version: &str) -> Result<PathBuf> {
         );
     }
     let key = xxhash_rust::xxh3::xxh3_64(
-        [llvm_config.as_os_str().as_encoded_bytes(), AGENT_SOURCE.as_bytes(), PIPELINE_SOURCE.as_bytes()]
-            .concat()
-            .as_slice(),
+        [
+            llvm_config.as_os_str().as_encoded_bytes(),
+            AGENT_SOURCE.as_bytes(),
+            PIPELINE_SOURCE.as_bytes(),
+            TRAPS_SOURCE.as_bytes(),
+        ]
+        .concat()
+        .as_slice(),
     );
     let dir = cache_root()?.join(format!("{version}-{key:016x}"));
     let agent = dir.join("ctos-agent.so");
@@ -128,8 +134,10 @@ fn cached_agent(opt: &Path, version: &str) -> Result<PathBuf> {
     let src = dir.join("src");
     std::fs::create_dir_all(src.join("llvm-plugin"))?;
     std::fs::create_dir_all(src.join("src/llvm"))?;
+    std::fs::create_dir_all(src.join("src/coverage"))?;
     std::fs::write(src.join("llvm-plugin/agent.cpp"), AGENT_SOURCE)?;
     std::fs::write(src.join("src/llvm/pipeline.h"), PIPELINE_SOURCE)?;
+    std::fs::write(src.join("src/coverage/traps.h"), TRAPS_SOURCE)?;
     std::fs::write(dir.join("build-plugin.sh"), BUILD_SCRIPT)?;
     eprintln!("ctos: building the agent for LLVM {version} (once) in {}", dir.display());
     let out = Command::new("bash")

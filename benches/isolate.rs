@@ -1,0 +1,112 @@
+//! What a localization costs the machine: user and system seconds, and evaluations per CPU
+//! second, of `locseq isolate` with coverage sites as patched jumps (the default) against
+//! every site an `int3` (`CTOS_COVERAGE_TRAPS=int3`, the mechanism before), side by side.
+//!
+//!     cargo bench --bench isolate
+//!     CTOS_BENCH_BUGS=191714,180456 CTOS_BENCH_TIME=30 CTOS_BENCH_ROUNDS=3 cargo bench --bench isolate
+//!     CTOS_BENCH_OPT=/usr/lib/llvm-22/bin/opt cargo bench --bench isolate   # inside that opt
+//!
+//! Each round runs every bug in both modes, the order of the modes alternating from round
+//! to round; per bug and mode we report medians over rounds. Ranks of the bug's fix files
+//! come along, so that a faster search is seen not to rank worse.
+
+use std::os::unix::process::ExitStatusExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+mod common;
+
+use common::{env_or, median};
+
+struct Measured {
+    user: f64,
+    sys: f64,
+    evaluations: f64,
+    /// Best rank of a fix file (0: not ranked).
+    rank: usize,
+}
+
+/// CPU seconds of the children this process waited for so far: (user, system).
+fn children_cpu() -> (f64, f64) {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (secs(usage.ru_utime), secs(usage.ru_stime))
+}
+
+fn isolate(locseq: &Path, bug: &Path, seconds: usize, int3: bool, opt: Option<&str>) -> Measured {
+    let mut command = Command::new(locseq);
+    command.arg("isolate").arg(bug).args(["--time", &seconds.to_string(), "-j", "2", "--json"]);
+    if let Some(opt) = opt {
+        command.args(["--opt", opt]);
+    }
+    if int3 {
+        command.env("CTOS_COVERAGE_TRAPS", "int3");
+    }
+    let (user0, sys0) = children_cpu();
+    let out = command.stderr(Stdio::null()).output().expect("run locseq");
+    let (user1, sys1) = children_cpu();
+    assert!(out.status.success(), "locseq isolate {} failed: {:?}", bug.display(), out.status.into_raw());
+    let fix_files: Vec<String> = {
+        let meta: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(bug.join("meta.json")).unwrap()).unwrap();
+        meta["fix_files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect()
+    };
+    let mut evaluations = 0.0;
+    let mut rank = 0;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        if record["type"] == "summary" {
+            evaluations = record["stats"]["evaluations"].as_f64().unwrap();
+        }
+        if record["type"] == "file" && rank == 0 && fix_files.iter().any(|f| record["path"] == f.as_str()) {
+            rank = record["rank"].as_u64().unwrap() as usize;
+        }
+    }
+    Measured { user: user1 - user0, sys: sys1 - sys0, evaluations, rank }
+}
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let locseq = root.join("target/release/locseq");
+    assert!(locseq.is_file(), "build it first: cargo build --release");
+    let bench = root.join("../shared/bench/bugs");
+    let bugs = std::env::var("CTOS_BENCH_BUGS").unwrap_or_else(|_| "191714,180456".into());
+    let seconds = env_or("CTOS_BENCH_TIME", 30);
+    let rounds = env_or("CTOS_BENCH_ROUNDS", 3);
+    let opt = std::env::var("CTOS_BENCH_OPT").ok().filter(|o| !o.is_empty());
+    println!(
+        "locseq isolate --time {seconds} -j 2{}, {rounds} rounds, medians",
+        opt.as_ref().map(|o| format!(" --opt {o}")).unwrap_or_default()
+    );
+    println!(
+        "{:<8} {:<8} {:>7} {:>7} {:>6} {:>6} {:>9} {:>6}",
+        "bug", "sites", "user s", "sys s", "sys %", "evals", "evals/cpu", "rank"
+    );
+    for bug in bugs.split(',') {
+        let dir = bench.join(bug);
+        let mut by_mode: [Vec<Measured>; 2] = [Vec::new(), Vec::new()];
+        for round in 0..rounds {
+            for k in 0..2 {
+                let mode = (k + round) % 2;
+                by_mode[mode].push(isolate(&locseq, &dir, seconds, mode == 0, opt.as_deref()));
+            }
+        }
+        let mut rates = [0.0; 2];
+        for (mode, runs) in by_mode.iter().enumerate() {
+            let user = median(runs.iter().map(|m| m.user).collect());
+            let sys = median(runs.iter().map(|m| m.sys).collect());
+            let evals = median(runs.iter().map(|m| m.evaluations).collect());
+            rates[mode] = median(runs.iter().map(|m| m.evaluations / (m.user + m.sys)).collect());
+            let ranks: Vec<String> = runs.iter().map(|m| m.rank.to_string()).collect();
+            println!(
+                "{bug:<8} {:<8} {user:>7.1} {sys:>7.1} {:>6.0} {evals:>6.0} {:>9.1} {:>6}",
+                ["int3", "patched"][mode],
+                100.0 * sys / (user + sys),
+                rates[mode],
+                ranks.join(",")
+            );
+        }
+        println!("{bug:<8} evaluations per CPU second: {:.2}x", rates[1] / rates[0]);
+    }
+}

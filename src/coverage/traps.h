@@ -1,0 +1,431 @@
+// One-shot coverage sites in this process's code, shared by the in-process engine
+// (src/coverage/traps.cpp, called from src/coverage/traps.rs) and the agent inside an
+// external opt (llvm-plugin/agent.cpp). Include it in exactly one translation unit.
+//
+// A site is armed once in the parent (the fork server); each child inherits the armed
+// code, and its first arrival at a site records the site and puts the code back, in the
+// child's own copy-on-write page, so the parent stays armed. Two ways to arrive:
+//
+// * A patched site starts with `jmp rel32` whose four displacement bytes are all 0xCC. The
+//   jump goes to the site's slot in a mirror region at a fixed distance below the code,
+//   which jumps to the site's stub: skip the red zone, push the site's index, enter
+//   `ctos_trap_hit`, which writes the site's code back, records, and returns to the site.
+//   No signal, no kernel: a signal costs microseconds, this costs tens of nanoseconds.
+// * Everything else is an `int3`: a site whose function is too short for a patch, or
+//   whose mirror slot cannot be mapped, and every site inside another site's patch (those
+//   bytes are 0xCC already). The SIGTRAP handler restores and records.
+//
+// Because the displacement bytes are int3s, a jump into the middle of a patch — to a site
+// inside it, or to a block no decoder found (a jump table's target) — traps too: the
+// handler takes the patch out (the sites inside it stay int3s) and leaves an int3 at the
+// patched site, so nothing executes a half-patched instruction.
+//
+// The parent, which runs LLVM code too (loading modules), restores what it hits like a
+// child and lists it; rearm() puts those sites back before the next fork.
+
+#pragma once
+
+#include <algorithm>
+#include <csignal>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <vector>
+
+extern "C" {
+// What ctos_trap_hit (assembly, below) reads and writes; field offsets are spelled out
+// there, checked here.
+struct CtosTrapState {
+  const uint64_t *Sites;        // 0: sorted site addresses
+  const uint64_t *Restore;      // 8: per site, the 5 bytes a patched site's hit writes back
+  uint8_t *Intact;              // 16: per site, 1 while its patch is in place
+  uint8_t *Record;              // 24: a child's record, [count: u64][site: u32; count], or null
+  uint32_t *Restored;           // 32: the parent's restored sites, to re-arm before a fork
+  uint64_t NRestored;           // 40
+  uint64_t NSites;              // 48
+  const volatile uint8_t *Phase; // 56: the child's phase; recorded only when == Optimizing
+  const volatile int *Gate;     // 64: the focus gate; recorded only when != 0
+  uint8_t Optimizing;           // 72
+  uint8_t InChild;              // 73
+  uint64_t RestoredCap;         // 80: room in Restored
+};
+__attribute__((visibility("hidden"))) CtosTrapState ctos_trap_state;
+__attribute__((visibility("hidden"))) void ctos_trap_hit();
+}
+
+static_assert(offsetof(CtosTrapState, Restore) == 8 && offsetof(CtosTrapState, Intact) == 16 &&
+                  offsetof(CtosTrapState, Record) == 24 && offsetof(CtosTrapState, Restored) == 32 &&
+                  offsetof(CtosTrapState, NRestored) == 40 && offsetof(CtosTrapState, NSites) == 48 &&
+                  offsetof(CtosTrapState, Phase) == 56 && offsetof(CtosTrapState, Gate) == 64 &&
+                  offsetof(CtosTrapState, Optimizing) == 72 && offsetof(CtosTrapState, InChild) == 73 &&
+                  offsetof(CtosTrapState, RestoredCap) == 80,
+              "ctos_trap_hit reads these offsets");
+
+// Entered from a stub with the red zone skipped (128 bytes) and the site's index pushed.
+// Writes the site's code back, marks its patch gone, records the site (a child's record
+// while optimizing with the gate open; the parent's restored list), and returns to the
+// site through the index's slot, freeing the red-zone skip with `ret $128`.
+asm(R"(
+  .text
+  .p2align 4
+  .type ctos_trap_hit,@function
+ctos_trap_hit:
+  pushfq
+  push %rax
+  push %rcx
+  push %rdx
+  movl 32(%rsp), %eax
+  movq ctos_trap_state+0(%rip), %rcx
+  movq (%rcx,%rax,8), %rdx
+  movq ctos_trap_state+8(%rip), %rcx
+  movq (%rcx,%rax,8), %rcx
+  movl %ecx, (%rdx)
+  shrq $32, %rcx
+  movb %cl, 4(%rdx)
+  movq %rdx, 32(%rsp)
+  movq ctos_trap_state+16(%rip), %rcx
+  movb $0, (%rcx,%rax)
+  cmpb $0, ctos_trap_state+73(%rip)
+  je 2f
+  movq ctos_trap_state+56(%rip), %rcx
+  movb (%rcx), %cl
+  cmpb ctos_trap_state+72(%rip), %cl
+  jne 3f
+  movq ctos_trap_state+64(%rip), %rcx
+  cmpl $0, (%rcx)
+  je 3f
+  movq ctos_trap_state+24(%rip), %rcx
+  testq %rcx, %rcx
+  je 3f
+  movq (%rcx), %rdx
+  cmpq ctos_trap_state+48(%rip), %rdx
+  jae 3f
+  movl %eax, 8(%rcx,%rdx,4)
+  incq %rdx
+  movq %rdx, (%rcx)
+  jmp 3f
+2:
+  movq ctos_trap_state+40(%rip), %rdx
+  cmpq ctos_trap_state+80(%rip), %rdx
+  jae 3f
+  movq ctos_trap_state+32(%rip), %rcx
+  movl %eax, (%rcx,%rdx,4)
+  incq %rdx
+  movq %rdx, ctos_trap_state+40(%rip)
+3:
+  pop %rdx
+  pop %rcx
+  pop %rax
+  popfq
+  ret $128
+  .size ctos_trap_hit, .-ctos_trap_hit
+)");
+
+namespace ctos_traps {
+
+const uint8_t Int3 = 0xCC;
+const uint8_t Jmp = 0xE9;
+// A patch's displacement: its bytes are all int3s. The jump lands this far from the site.
+const int64_t Displacement = int64_t(int32_t(0xCCCCCCCCu));
+const size_t PatchBytes = 5;
+const size_t StubBytes = 16;
+// Sites further apart than this get mirror regions of their own (another object).
+const uint64_t MaxMirrorSpan = uint64_t(1) << 30;
+
+enum Kind : uint8_t { Plain, Patched };
+
+struct Region {
+  void *Base;
+  size_t Size;
+};
+
+std::vector<uint64_t> Sites;
+std::vector<uint8_t> Kinds;
+std::vector<uint8_t> Original;     // per site: its first byte
+std::vector<uint64_t> RestoreCode; // per site: its first 5 bytes, 0xCC where another site is
+std::vector<uint8_t> Intact;
+std::vector<uint32_t> Restored;
+std::vector<Region> Regions;
+
+inline void write5(uint64_t At, uint64_t Bytes) {
+  auto *P = reinterpret_cast<volatile uint8_t *>(At);
+  for (size_t I = 0; I < PatchBytes; ++I)
+    P[I] = uint8_t(Bytes >> (8 * I));
+}
+
+inline uint64_t patchCode() {
+  uint64_t Code = Jmp;
+  for (size_t I = 1; I < PatchBytes; ++I)
+    Code |= uint64_t(Int3) << (8 * I);
+  return Code;
+}
+
+inline void restored(size_t I) {
+  CtosTrapState &S = ctos_trap_state;
+  if (!S.InChild && S.NRestored < S.RestoredCap)
+    Restored[S.NRestored++] = uint32_t(I);
+}
+
+inline void record(size_t I) {
+  CtosTrapState &S = ctos_trap_state;
+  if (!S.InChild) {
+    restored(I);
+    return;
+  }
+  if (!S.Record || !S.Phase || *S.Phase != S.Optimizing || !S.Gate || !*S.Gate)
+    return;
+  auto *Count = reinterpret_cast<volatile uint64_t *>(S.Record);
+  uint64_t N = *Count;
+  if (N < S.NSites) {
+    reinterpret_cast<volatile uint32_t *>(S.Record + 8)[N] = uint32_t(I);
+    *Count = N + 1;
+  }
+}
+
+inline size_t indexOf(uint64_t Addr) {
+  return size_t(std::lower_bound(Sites.begin(), Sites.end(), Addr) - Sites.begin());
+}
+
+// A jump into the middle of site `P`'s intact patch: take the patch out, leave an int3 at
+// the site itself (its own first arrival still counts), and let the caller handle `Pc`.
+inline void unpatch(size_t P) {
+  write5(Sites[P], RestoreCode[P]);
+  *reinterpret_cast<volatile uint8_t *>(Sites[P]) = Int3;
+  Intact[P] = 0;
+  restored(P);
+}
+
+inline void onTrap(int Signal, siginfo_t *, void *Context) {
+  auto *UC = static_cast<ucontext_t *>(Context);
+  uint64_t Pc = uint64_t(UC->uc_mcontext.gregs[REG_RIP]) - 1;
+  size_t I = indexOf(Pc);
+  // The patched site whose bytes hold Pc, if any: at most 4 bytes before it.
+  for (size_t K = I; K > 0 && Sites[K - 1] + PatchBytes > Pc; --K) {
+    size_t P = K - 1;
+    if (Sites[P] < Pc && Kinds[P] == Patched && Intact[P]) {
+      unpatch(P);
+      break;
+    }
+  }
+  bool Site = I < Sites.size() && Sites[I] == Pc;
+  if (Site && *reinterpret_cast<volatile uint8_t *>(Pc) == Int3) {
+    *reinterpret_cast<volatile uint8_t *>(Pc) = Original[I];
+    record(I);
+  } else if (*reinterpret_cast<volatile uint8_t *>(Pc) == Int3) {
+    // Not ours (a trap compiled into the code): die as it would have.
+    signal(Signal, SIG_DFL);
+    raise(Signal);
+    return;
+  }
+  UC->uc_mcontext.gregs[REG_RIP] = int64_t(Pc);
+}
+
+inline void unmapRegions() {
+  for (const Region &R : Regions)
+    munmap(R.Base, R.Size);
+  Regions.clear();
+}
+
+inline void disarm() {
+  for (size_t I = 0; I < Sites.size(); ++I) {
+    if (Kinds[I] == Patched && Intact[I])
+      write5(Sites[I], RestoreCode[I]);
+    *reinterpret_cast<volatile uint8_t *>(Sites[I]) = Original[I];
+  }
+  // Sites inside a patch were restored with it; their own byte is put back above.
+  unmapRegions();
+  Sites.clear();
+  Kinds.clear();
+  Original.clear();
+  RestoreCode.clear();
+  Intact.clear();
+  ctos_trap_state.NSites = 0;
+  ctos_trap_state.NRestored = 0;
+}
+
+inline void arm(size_t I) {
+  if (Kinds[I] == Patched) {
+    write5(Sites[I], patchCode());
+    Intact[I] = 1;
+  } else {
+    *reinterpret_cast<volatile uint8_t *>(Sites[I]) = Int3;
+  }
+}
+
+// Before a fork: put back what the parent's own LLVM calls restored. Plain sites first:
+// one inside a patch is overwritten by the patch's int3 bytes, which is the same byte.
+inline void rearm() {
+  CtosTrapState &S = ctos_trap_state;
+  for (size_t K = 0; K < S.NRestored; ++K)
+    arm(Restored[K]);
+  S.NRestored = 0;
+}
+
+const uint64_t HugePage = uint64_t(2) << 20;
+
+// Code for stubs at exactly `Addr`, in huge pages where the kernel gives them: a fork
+// copies one entry per 2 MiB of them instead of 512, and children read them unfaulted.
+inline void *mapAt(uint64_t Addr, size_t Size) {
+  void *P = mmap(reinterpret_cast<void *>(Addr), Size, PROT_READ | PROT_WRITE | PROT_EXEC,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (P == MAP_FAILED)
+    return nullptr;
+  if (P != reinterpret_cast<void *>(Addr)) { // a kernel without MAP_FIXED_NOREPLACE
+    munmap(P, Size);
+    return nullptr;
+  }
+  madvise(P, Size, MADV_HUGEPAGE);
+  Regions.push_back({P, Size});
+  return P;
+}
+
+inline bool nearEnough(uint64_t From, uint64_t To) {
+  int64_t D = int64_t(To) - int64_t(From + PatchBytes);
+  return D >= INT32_MIN && D <= INT32_MAX;
+}
+
+inline void put(uint8_t *At, std::initializer_list<uint8_t> Bytes) { memcpy(At, Bytes.begin(), Bytes.size()); }
+
+inline void putJump(uint8_t *At, uint64_t Target) {
+  int32_t Rel = int32_t(int64_t(Target) - int64_t(reinterpret_cast<uint64_t>(At) + PatchBytes));
+  At[0] = Jmp;
+  memcpy(At + 1, &Rel, 4);
+}
+
+// Patch the sites [First, Last) that may be patched: map their mirror slots and a stub
+// area near them. Sites whose slots cannot be mapped stay int3s.
+inline void patchGroup(size_t First, size_t Last) {
+  std::vector<size_t> Chosen;
+  for (size_t I = First; I < Last; ++I)
+    if (Kinds[I] == Patched)
+      Chosen.push_back(I);
+  if (Chosen.empty())
+    return;
+  uint64_t Lo = (Sites[Chosen.front()] + PatchBytes + Displacement) & ~(HugePage - 1);
+  uint64_t Hi = (Sites[Chosen.back()] + 2 * PatchBytes + Displacement + HugePage - 1) & ~(HugePage - 1);
+  size_t StubSize = ((16 + Chosen.size() * StubBytes) + HugePage - 1) & ~(HugePage - 1);
+  uint8_t *Mirror = static_cast<uint8_t *>(mapAt(Lo, Hi - Lo));
+  uint8_t *Stubs = nullptr;
+  // The stubs go just below the mirror (or above it), within a jump's reach of every slot.
+  for (uint64_t Gap = HugePage; Mirror && !Stubs && Gap < (uint64_t(1) << 30); Gap <<= 1) {
+    if (Lo > StubSize + Gap && nearEnough(Hi, Lo - Gap - StubSize))
+      Stubs = static_cast<uint8_t *>(mapAt(Lo - Gap - StubSize, StubSize));
+    if (!Stubs && nearEnough(Lo, Hi + Gap + StubSize))
+      Stubs = static_cast<uint8_t *>(mapAt(Hi + Gap, StubSize));
+  }
+  if (!Mirror || !Stubs) {
+    for (size_t I : Chosen)
+      Kinds[I] = Plain;
+    return;
+  }
+  // jmp *0(%rip); .quad ctos_trap_hit
+  put(Stubs, {0xFF, 0x25, 0, 0, 0, 0});
+  uint64_t Hit = reinterpret_cast<uint64_t>(&ctos_trap_hit);
+  memcpy(Stubs + 6, &Hit, 8);
+  for (size_t N = 0; N < Chosen.size(); ++N) {
+    size_t I = Chosen[N];
+    uint8_t *Stub = Stubs + 16 + N * StubBytes;
+    put(Stub, {0x48, 0x8D, 0x64, 0x24, 0x80}); // lea -128(%rsp), %rsp
+    Stub[5] = 0x68;                            // push $index
+    uint32_t Index = uint32_t(I);
+    memcpy(Stub + 6, &Index, 4);
+    putJump(Stub + 10, reinterpret_cast<uint64_t>(Stubs));
+    Stub[15] = Int3;
+    putJump(Mirror + (Sites[I] + PatchBytes + Displacement - Lo), reinterpret_cast<uint64_t>(Stub));
+  }
+}
+
+// Arm the sorted sites. A site flagged in `MayPatch` has 5 bytes of its own function from
+// its start. Returns why not, or "".
+inline std::string arm(const uint64_t *Addrs, const uint8_t *MayPatch, size_t N) {
+  disarm();
+  for (size_t I = 1; I < N; ++I)
+    if (Addrs[I] <= Addrs[I - 1])
+      return "the sites are not sorted";
+  const uint64_t Page = uint64_t(sysconf(_SC_PAGESIZE));
+  uint64_t Last = ~uint64_t(0);
+  for (size_t I = 0; I < N; ++I) {
+    uint64_t First = Addrs[I] & ~(Page - 1), End = (Addrs[I] + PatchBytes - 1) & ~(Page - 1);
+    for (uint64_t P = First; P <= End; P += Page) {
+      if (P == Last)
+        continue;
+      if (mprotect(reinterpret_cast<void *>(P), Page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0)
+        return "cannot make the code at " + std::to_string(Addrs[I]) + " writable: " + strerror(errno);
+      Last = P;
+    }
+  }
+  struct sigaction Action = {};
+  Action.sa_sigaction = onTrap;
+  // The signal frame (a few KiB with the FPU state) goes on the signal stack a child sets
+  // up: on the optimizer's own stack, a deep recursion would overflow at another frame.
+  Action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+  sigemptyset(&Action.sa_mask);
+  sigaction(SIGTRAP, &Action, nullptr);
+
+  Sites.assign(Addrs, Addrs + N);
+  Kinds.assign(N, Plain);
+  Original.resize(N);
+  RestoreCode.assign(N, 0);
+  Intact.assign(N, 0);
+  // A patched site is listed at most twice between two rearms (taken out by a jump into
+  // it, then hit at its int3), every other site once.
+  Restored.assign(2 * N, 0);
+  // A patch may not overlap another patch; sites inside one become its int3 bytes.
+  uint64_t PatchEnd = 0;
+  for (size_t I = 0; I < N; ++I) {
+    Original[I] = *reinterpret_cast<const uint8_t *>(Sites[I]);
+    if (MayPatch && MayPatch[I] && Sites[I] >= PatchEnd) {
+      Kinds[I] = Patched;
+      PatchEnd = Sites[I] + PatchBytes;
+    }
+  }
+  for (size_t I = 0; I < N; ++I) {
+    if (Kinds[I] != Patched)
+      continue;
+    uint64_t Code = 0;
+    for (size_t B = 0; B < PatchBytes; ++B)
+      Code |= uint64_t(*reinterpret_cast<const uint8_t *>(Sites[I] + B)) << (8 * B);
+    for (size_t J = I + 1; J < N && Sites[J] < Sites[I] + PatchBytes; ++J) {
+      size_t B = size_t(Sites[J] - Sites[I]);
+      Code = (Code & ~(uint64_t(0xFF) << (8 * B))) | (uint64_t(Int3) << (8 * B));
+    }
+    RestoreCode[I] = Code;
+  }
+  for (size_t First = 0; First < N;) {
+    size_t Last = First + 1;
+    while (Last < N && Sites[Last] - Sites[First] < MaxMirrorSpan && Sites[Last] - Sites[Last - 1] < (1u << 24))
+      ++Last;
+    patchGroup(First, Last);
+    First = Last;
+  }
+  CtosTrapState &S = ctos_trap_state;
+  S.Sites = Sites.data();
+  S.Restore = RestoreCode.data();
+  S.Intact = Intact.data();
+  S.Restored = Restored.data();
+  S.RestoredCap = Restored.size();
+  S.NRestored = 0;
+  S.NSites = N;
+  for (size_t I = 0; I < N; ++I)
+    arm(I);
+  return "";
+}
+
+// In a child, after the fork: record into `Record` (sized for every site) while `*Phase`
+// is `Optimizing` and `*Gate` is open.
+inline void enterChild(uint8_t *Record, const volatile uint8_t *Phase, uint8_t Optimizing, const volatile int *Gate) {
+  CtosTrapState &S = ctos_trap_state;
+  S.Record = Record;
+  S.Phase = Phase;
+  S.Optimizing = Optimizing;
+  S.Gate = Gate;
+  S.InChild = 1;
+}
+
+inline size_t patched() { return size_t(std::count(Kinds.begin(), Kinds.end(), uint8_t(Patched))); }
+
+} // namespace ctos_traps

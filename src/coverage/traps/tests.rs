@@ -1,0 +1,176 @@
+//! The sites' mechanism on hand-written machine code, in a forked process (the trap
+//! handler and the armed code are process-wide): what a first arrival records, how the
+//! code looks after it, and jumps into the middle of a patch.
+
+use super::*;
+
+/// Where the test's code goes: far from anything mapped, so that its patches' mirror
+/// slots (800 MiB below) are free too.
+const BASE: u64 = 0x2000_0000_0000;
+/// `f`: xor eax,eax; add eax,1; ret — returns 1. `f + 2` starts an instruction.
+const F: u64 = BASE;
+const F_CODE: [u8; 6] = [0x31, 0xC0, 0x83, 0xC0, 0x01, 0xC3];
+/// `g`: mov eax,7; jmp f+2 — returns 8, entering `f` in the middle of its patch.
+const G: u64 = BASE + 16;
+/// `h`: mov eax,5; ret — returns 5.
+const H: u64 = BASE + 32;
+
+fn write_code() {
+    let page = unsafe {
+        libc::mmap(
+            BASE as *mut libc::c_void,
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    assert_eq!(page as u64, BASE, "cannot map the test's code");
+    let jump = (F + 2).wrapping_sub(G + 10) as u32;
+    let mut g = vec![0xB8, 7, 0, 0, 0, 0xE9];
+    g.extend_from_slice(&jump.to_le_bytes());
+    unsafe {
+        std::ptr::copy_nonoverlapping(F_CODE.as_ptr(), F as *mut u8, F_CODE.len());
+        std::ptr::copy_nonoverlapping(g.as_ptr(), G as *mut u8, g.len());
+        std::ptr::copy_nonoverlapping([0xB8, 5, 0, 0, 0, 0xC3].as_ptr(), H as *mut u8, 6);
+    }
+}
+
+fn call(at: u64) -> i32 {
+    let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(at as usize) };
+    f()
+}
+
+fn bytes(at: u64, n: usize) -> Vec<u8> {
+    unsafe { std::slice::from_raw_parts(at as *const u8, n) }.to_vec()
+}
+
+/// A child's record and the flags that open it, as a sandboxed child has them.
+struct Child {
+    record: Vec<u64>,
+    phase: u8,
+    gate: i32,
+}
+
+impl Child {
+    fn enter(sites: usize) -> Box<Child> {
+        let mut child = Box::new(Child { record: vec![0; 1 + sites], phase: 1, gate: 1 });
+        let (record, phase, gate) = (child.record.as_mut_ptr() as *mut u8, &child.phase as *const u8, &child.gate);
+        unsafe { ctos_traps_enter_child(record, phase, 1, gate) };
+        child
+    }
+
+    /// The addresses recorded so far, in order.
+    fn recorded(&self, sites: &[u64]) -> Vec<u64> {
+        let n = unsafe { std::ptr::read_volatile(self.record.as_ptr()) } as usize;
+        let hits = unsafe { std::slice::from_raw_parts(self.record.as_ptr().add(1) as *const u32, n) };
+        hits.iter().map(|&i| sites[i as usize]).collect()
+    }
+}
+
+fn arm_sites(sites: &[u64]) {
+    let may_patch = vec![1u8; sites.len()];
+    let why = unsafe { ctos_traps_arm(sites.as_ptr(), may_patch.as_ptr(), sites.len()) };
+    assert!(why.is_null(), "{}", unsafe { std::ffi::CStr::from_ptr(why) }.to_string_lossy());
+}
+
+/// Run `scenario` in a forked child; its panic message is the test's failure.
+fn in_fork(scenario: fn()) {
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let ok = std::panic::catch_unwind(scenario).is_ok();
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the scenario failed (status {status:#x})");
+}
+
+#[test]
+fn a_patched_site_records_its_first_arrival_once_and_leaves_its_code_as_it_was() {
+    in_fork(|| {
+        write_code();
+        let sites = [F, G, H];
+        arm_sites(&sites);
+        assert_eq!(patched(), 3);
+        assert_eq!(bytes(F, 5), [0xE9, 0xCC, 0xCC, 0xCC, 0xCC], "a jump whose displacement bytes are int3s");
+        let child = Child::enter(sites.len());
+        assert_eq!((call(H), call(F), call(H), call(F)), (5, 1, 5, 1));
+        assert_eq!(child.recorded(&sites), [H, F]);
+        assert_eq!(bytes(F, 6), F_CODE);
+    });
+}
+
+#[test]
+fn a_jump_into_a_patch_runs_the_code_as_written_and_the_patched_site_still_counts_later() {
+    in_fork(|| {
+        write_code();
+        let sites = [F, G];
+        arm_sites(&sites);
+        let child = Child::enter(sites.len());
+        assert_eq!(call(G), 8, "g enters f at f+2, inside f's patch");
+        assert_eq!(child.recorded(&sites), [G], "f's own start did not run");
+        assert_eq!(call(F), 1);
+        assert_eq!(child.recorded(&sites), [G, F]);
+        assert_eq!((call(F), call(G)), (1, 8));
+        assert_eq!(child.recorded(&sites), [G, F]);
+        assert_eq!(bytes(F, 6), F_CODE);
+    });
+}
+
+#[test]
+fn a_site_inside_a_patch_is_recorded_whether_reached_through_it_or_by_a_jump() {
+    in_fork(|| {
+        write_code();
+        let sites = [F, F + 2, G];
+        arm_sites(&sites);
+        assert_eq!(patched(), 2, "f + 2 is inside f's patch");
+        let child = Child::enter(sites.len());
+        assert_eq!(call(F), 1);
+        assert_eq!(child.recorded(&sites), [F, F + 2], "f runs on into f + 2");
+        assert_eq!(call(G), 8);
+        assert_eq!(child.recorded(&sites), [F, F + 2, G]);
+    });
+    in_fork(|| {
+        write_code();
+        let sites = [F, F + 2, G];
+        arm_sites(&sites);
+        let child = Child::enter(sites.len());
+        assert_eq!(call(G), 8);
+        assert_eq!(child.recorded(&sites), [G, F + 2]);
+        assert_eq!(call(F), 1);
+        assert_eq!(child.recorded(&sites), [G, F + 2, F]);
+        assert_eq!(bytes(F, 6), F_CODE);
+    });
+}
+
+#[test]
+fn nothing_is_recorded_with_the_gate_closed_or_outside_the_optimizer_and_the_parent_rearms() {
+    in_fork(|| {
+        write_code();
+        let sites = [F, G, H];
+        arm_sites(&sites);
+        let mut child = Child::enter(sites.len());
+        child.gate = 0;
+        assert_eq!(call(F), 1);
+        child.phase = 2;
+        child.gate = 1;
+        assert_eq!(call(H), 5);
+        assert_eq!(child.recorded(&sites), Vec::<u64>::new());
+    });
+    in_fork(|| {
+        // As the parent (no child record): what its own calls restore is put back by rearm.
+        write_code();
+        let sites = [F, G, H];
+        arm_sites(&sites);
+        assert_eq!((call(F), call(G), call(H)), (1, 8, 5));
+        assert_eq!(bytes(H, 6), [0xB8, 5, 0, 0, 0, 0xC3]);
+        unsafe { ctos_traps_rearm() };
+        for site in sites {
+            assert_eq!(bytes(site, 5), [0xE9, 0xCC, 0xCC, 0xCC, 0xCC], "{site:#x}");
+        }
+        disarm();
+        assert_eq!(bytes(F, 6), F_CODE);
+    });
+}
