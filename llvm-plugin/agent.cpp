@@ -248,6 +248,8 @@ struct Request {
   uint64_t MemoryBytes = 0;
   std::string Focus;
   int FocusElement = -1;
+  // Check the pipeline and flags on an empty module, not the program.
+  bool Empty = false;
   std::string Pipeline;
   std::vector<std::string> Args;
   int Msg = -1, Cmd = -1, Out = -1, Err = -1, Record = -1;
@@ -392,15 +394,16 @@ struct Agent {
       } else if (Kind == 'R' && (Fds.size() == 4 || Fds.size() == 5)) {
         Request R;
         auto F = splitFields(&Buf[1], size_t(N - 1));
-        if (F.size() >= 7) {
+        if (F.size() >= 8) {
           R.Verify = atoi(F[0].c_str());
           R.EmitIr = F[1] == "1";
           R.Exec = atoi(F[2].c_str());
           R.MemoryBytes = strtoull(F[3].c_str(), nullptr, 10);
           R.Focus = F[4];
           R.FocusElement = atoi(F[5].c_str());
-          R.Pipeline = F[6];
-          R.Args.assign(F.begin() + 7, F.end());
+          R.Empty = F[6] == "1";
+          R.Pipeline = F[7];
+          R.Args.assign(F.begin() + 8, F.end());
         }
         R.Msg = Fds[0], R.Cmd = Fds[1], R.Out = Fds[2], R.Err = Fds[3];
         if (Fds.size() == 5)
@@ -451,6 +454,8 @@ struct Agent {
       }
     }
 
+    if (R.Empty)
+      empty(M);
     setPhase(PHASE_OPTIMIZING);
     auto T = std::chrono::steady_clock::now();
     if (!R.Pipeline.empty()) {
@@ -510,6 +515,21 @@ struct Agent {
     std::string Error = execute();
     sendMsg(TAG_EXEC_ERROR, Error);
     _exit(0);
+  }
+
+  // Everything out of the module (the child's copy), as if it were an empty file.
+  static void empty(Module &Mod) {
+    Mod.dropAllReferences();
+    while (!Mod.empty())
+      Mod.begin()->eraseFromParent();
+    while (!Mod.global_empty())
+      Mod.global_begin()->eraseFromParent();
+    while (!Mod.alias_empty())
+      Mod.alias_begin()->eraseFromParent();
+    while (!Mod.ifunc_empty())
+      Mod.ifunc_begin()->eraseFromParent();
+    while (!Mod.named_metadata_empty())
+      Mod.eraseNamedMetadata(&*Mod.named_metadata_begin());
   }
 
   // Returns only with the reason it could not run `main`.

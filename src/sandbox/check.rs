@@ -39,8 +39,6 @@ impl Rejection {
 /// Check the pool's LLVM flags, the target and each pipeline; the first problem, in the
 /// order given (flags first).
 pub fn check_pipelines(pool: &mut Pool, target: &TargetSpec, pipelines: &[String]) -> Result<(), Rejection> {
-    let mut checker = pool.on_empty_module().map_err(|e| Rejection::Target(format!("{e:#}")))?;
-    let pool = checker.as_mut().unwrap_or(pool);
     let mut empty = IrModule::from_bytes(b"", "validation", target).map_err(|e| Rejection::Target(e.to_string()))?;
     // Each distinct text once, remembering where it first stands.
     let mut first_index: BTreeMap<&str, usize> = BTreeMap::new();
@@ -49,10 +47,9 @@ pub fn check_pipelines(pool: &mut Pool, target: &TargetSpec, pipelines: &[String
     }
     let distinct: Vec<(&str, usize)> = first_index.into_iter().collect();
     // Item 0 is the empty pipeline: it checks the flags alone.
-    let items = std::iter::once("")
-        .chain(distinct.iter().map(|(p, _)| *p))
-        .enumerate()
-        .map(|(index, pipeline)| BatchItem { index, job: JobSpec::optimize(pipeline) });
+    let items = std::iter::once("").chain(distinct.iter().map(|(p, _)| *p)).enumerate().map(|(index, pipeline)| {
+        BatchItem { index, job: JobSpec { empty_module: true, ..JobSpec::optimize(pipeline) } }
+    });
     let mut problems: BTreeMap<usize, Rejection> = BTreeMap::new();
     run_batch(pool, &mut empty, items, |item, run| {
         let message = run.message.as_deref().unwrap_or("");

@@ -66,6 +66,10 @@ pub struct JobSpec {
     /// wrote shows it: its output then depends on the byte. In-process children only; heap
     /// blocks that glibc's per-thread cache hands back escape the fill.
     pub fill_memory: Option<u8>,
+    /// On an empty module instead of the program (checking pipelines and flags): what an
+    /// agent, whose program is fixed when it starts, needs told; in-process children run
+    /// the module they are given.
+    pub empty_module: bool,
 }
 
 /// One pass of a pipeline, for recording coverage while it alone runs.
@@ -90,6 +94,7 @@ impl JobSpec {
             focus: None,
             llvm_args: Vec::new(),
             fill_memory: None,
+            empty_module: false,
         }
     }
 }

@@ -139,17 +139,6 @@ impl Pool {
         Ok(pool)
     }
 
-    /// The same kind of pool on an empty module, for checking flags and pipelines: the
-    /// agent's module is fixed when it starts.
-    pub(super) fn on_empty_module(&self) -> anyhow::Result<Option<Pool>> {
-        let Some(agent) = &self.agent else { return Ok(None) };
-        let mut pool = Pool::new(self.jobs, self.limits, self.llvm_args.clone())?;
-        let empty = pool.scratch.path().join("empty.ll");
-        std::fs::write(&empty, "")?;
-        pool.agent = Some(agent.on_program(&empty, pool.scratch.path())?);
-        Ok(Some(pool))
-    }
-
     /// The external `opt` this pool's children run in, if any.
     pub fn external_opt(&self) -> Option<&ExternalOpt> {
         self.agent.as_ref().map(|a| a.opt())

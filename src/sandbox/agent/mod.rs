@@ -45,7 +45,6 @@ pub struct AgentProgram {
 /// One running `opt` with the agent in it.
 pub struct Agent {
     opt: ExternalOpt,
-    program: AgentProgram,
     process: Child,
     control: OwnedFd,
     /// What `opt` printed itself (not its children): why it failed to start, if it did.
@@ -103,15 +102,8 @@ impl Agent {
         }
         let process = command.spawn().with_context(|| format!("cannot run {}", opt.opt.display()))?;
         drop(theirs);
-        let mut agent = Agent {
-            opt: opt.clone(),
-            program: program.clone(),
-            process,
-            control: ours,
-            stderr,
-            objects: Vec::new(),
-            symbols: OnceLock::new(),
-        };
+        let mut agent =
+            Agent { opt: opt.clone(), process, control: ours, stderr, objects: Vec::new(), symbols: OnceLock::new() };
         let hello = agent.receive().ok().filter(|h| h.first() == Some(&b'H'));
         let Some(hello) = hello else {
             bail!("{} did not start the agent: {}", opt.opt.display(), agent.last_words());
@@ -131,12 +123,6 @@ impl Agent {
             })
             .collect();
         Ok(agent)
-    }
-
-    /// The same `opt` and settings on another program (checking pipelines on an empty one).
-    pub fn on_program(&self, ir: &Path, cwd: &Path) -> Result<Agent> {
-        let program = AgentProgram { ir: ir.to_path_buf(), driver: None, ..self.program.clone() };
-        Agent::start(&self.opt, &program, cwd)
     }
 
     pub fn opt(&self) -> &ExternalOpt {
@@ -205,6 +191,7 @@ impl Agent {
             limits.memory_bytes.to_string(),
             focus.map_or(String::new(), |f| f.pass.clone()),
             focus.and_then(|f| f.element).map_or(-1, |e| e as i64).to_string(),
+            u8::from(job.empty_module).to_string(),
             job.pipeline.clone(),
         ];
         let mut payload = vec![b'R'];
