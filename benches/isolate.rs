@@ -5,6 +5,7 @@
 //!     cargo bench --bench isolate
 //!     CTOS_BENCH_BUGS=191714,180456 CTOS_BENCH_TIME=30 CTOS_BENCH_ROUNDS=3 cargo bench --bench isolate
 //!     CTOS_BENCH_OPT=/usr/lib/llvm-22/bin/opt cargo bench --bench isolate   # inside that opt
+//!     CTOS_BENCH_BASELINE=../base/target/release/locseq cargo bench --bench isolate   # and an older one
 //!
 //! Each round runs every bug in both modes, the order of the modes alternating from round
 //! to round; per bug and mode we report medians over rounds. Ranks of the bug's fix files
@@ -75,6 +76,7 @@ fn main() {
     let seconds = env_or("CTOS_BENCH_TIME", 30);
     let rounds = env_or("CTOS_BENCH_ROUNDS", 3);
     let opt = std::env::var("CTOS_BENCH_OPT").ok().filter(|o| !o.is_empty());
+    let baseline = std::env::var("CTOS_BENCH_BASELINE").ok().filter(|b| !b.is_empty()).map(PathBuf::from);
     println!(
         "locseq isolate --time {seconds} -j 2{}, {rounds} rounds, medians",
         opt.as_ref().map(|o| format!(" --opt {o}")).unwrap_or_default()
@@ -85,14 +87,20 @@ fn main() {
     );
     for bug in bugs.split(',') {
         let dir = bench.join(bug);
-        let mut by_mode: [Vec<Measured>; 2] = [Vec::new(), Vec::new()];
+        let mut modes: Vec<(String, &Path, bool)> =
+            vec![("int3".into(), &locseq, true), ("patched".into(), &locseq, false)];
+        if let Some(base) = &baseline {
+            modes.push(("baseline".into(), base, false));
+        }
+        let mut by_mode: Vec<Vec<Measured>> = modes.iter().map(|_| Vec::new()).collect();
         for round in 0..rounds {
-            for k in 0..2 {
-                let mode = (k + round) % 2;
-                by_mode[mode].push(isolate(&locseq, &dir, seconds, mode == 0, opt.as_deref()));
+            for k in 0..modes.len() {
+                let mode = (k + round) % modes.len();
+                let (_, binary, int3) = &modes[mode];
+                by_mode[mode].push(isolate(binary, &dir, seconds, *int3, opt.as_deref()));
             }
         }
-        let mut rates = [0.0; 2];
+        let mut rates = vec![0.0; modes.len()];
         for (mode, runs) in by_mode.iter().enumerate() {
             let user = median(runs.iter().map(|m| m.user).collect());
             let sys = median(runs.iter().map(|m| m.sys).collect());
@@ -101,12 +109,15 @@ fn main() {
             let ranks: Vec<String> = runs.iter().map(|m| m.rank.to_string()).collect();
             println!(
                 "{bug:<8} {:<8} {user:>7.1} {sys:>7.1} {:>6.0} {evals:>6.0} {:>9.1} {:>6}",
-                ["int3", "patched"][mode],
+                modes[mode].0,
                 100.0 * sys / (user + sys),
                 rates[mode],
                 ranks.join(",")
             );
         }
-        println!("{bug:<8} evaluations per CPU second: {:.2}x", rates[1] / rates[0]);
+        println!("{bug:<8} evaluations per CPU second, patched / int3: {:.2}x", rates[1] / rates[0]);
+        if modes.len() > 2 {
+            println!("{bug:<8} evaluations per CPU second, patched / baseline: {:.2}x", rates[1] / rates[2]);
+        }
     }
 }

@@ -143,12 +143,54 @@ struct Region {
   size_t Size;
 };
 
-std::vector<uint64_t> Sites;
-std::vector<uint8_t> Kinds;
-std::vector<uint8_t> Original;     // per site: its first byte
-std::vector<uint64_t> RestoreCode; // per site: its first 5 bytes, 0xCC where another site is
-std::vector<uint8_t> Intact;
-std::vector<uint32_t> Restored;
+const uint64_t HugePage = uint64_t(2) << 20;
+
+// A zero-filled array in a mapping of its own, in huge pages where the kernel gives them:
+// a fork copies one entry per 2 MiB of it instead of 512 (the tables hold millions of
+// sites), and pages never written are never present.
+template <typename T> class Table {
+  T *Data = nullptr;
+  size_t N = 0, Bytes = 0;
+
+public:
+  void reset(size_t Count) {
+    release();
+    if (Count == 0)
+      return;
+    Bytes = (Count * sizeof(T) + HugePage - 1) & ~(HugePage - 1);
+    void *P = mmap(nullptr, Bytes + HugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (P == MAP_FAILED)
+      abort();
+    uint64_t Start = (reinterpret_cast<uint64_t>(P) + HugePage - 1) & ~(HugePage - 1);
+    if (Start > reinterpret_cast<uint64_t>(P))
+      munmap(P, Start - reinterpret_cast<uint64_t>(P));
+    if (reinterpret_cast<uint64_t>(P) + HugePage > Start)
+      munmap(reinterpret_cast<void *>(Start + Bytes), reinterpret_cast<uint64_t>(P) + HugePage - Start);
+    madvise(reinterpret_cast<void *>(Start), Bytes, MADV_HUGEPAGE);
+    Data = reinterpret_cast<T *>(Start);
+    N = Count;
+  }
+  void release() {
+    if (Data)
+      munmap(Data, Bytes);
+    Data = nullptr;
+    N = 0;
+  }
+  T &operator[](size_t I) { return Data[I]; }
+  const T &operator[](size_t I) const { return Data[I]; }
+  T *data() { return Data; }
+  T *begin() { return Data; }
+  T *end() { return Data + N; }
+  size_t size() const { return N; }
+  bool empty() const { return N == 0; }
+};
+
+Table<uint64_t> Sites;
+Table<uint8_t> Kinds;
+Table<uint8_t> Original;     // per site: its first byte
+Table<uint64_t> RestoreCode; // per site: its first 5 bytes, 0xCC where another site is
+Table<uint8_t> Intact;
+Table<uint32_t> Restored;
 std::vector<Region> Regions;
 
 inline void write5(uint64_t At, uint64_t Bytes) {
@@ -238,11 +280,12 @@ inline void disarm() {
   }
   // Sites inside a patch were restored with it; their own byte is put back above.
   unmapRegions();
-  Sites.clear();
-  Kinds.clear();
-  Original.clear();
-  RestoreCode.clear();
-  Intact.clear();
+  Sites.release();
+  Kinds.release();
+  Original.release();
+  RestoreCode.release();
+  Intact.release();
+  Restored.release();
   ctos_trap_state.NSites = 0;
   ctos_trap_state.NRestored = 0;
 }
@@ -264,8 +307,6 @@ inline void rearm() {
     arm(Restored[K]);
   S.NRestored = 0;
 }
-
-const uint64_t HugePage = uint64_t(2) << 20;
 
 // Code for stubs at exactly `Addr`, in huge pages where the kernel gives them: a fork
 // copies one entry per 2 MiB of them instead of 512, and children read them unfaulted.
@@ -346,6 +387,8 @@ inline std::string arm(const uint64_t *Addrs, const uint8_t *MayPatch, size_t N)
   for (size_t I = 1; I < N; ++I)
     if (Addrs[I] <= Addrs[I - 1])
       return "the sites are not sorted";
+  if (N == 0)
+    return "";
   const uint64_t Page = uint64_t(sysconf(_SC_PAGESIZE));
   uint64_t Last = ~uint64_t(0);
   for (size_t I = 0; I < N; ++I) {
@@ -366,14 +409,15 @@ inline std::string arm(const uint64_t *Addrs, const uint8_t *MayPatch, size_t N)
   sigemptyset(&Action.sa_mask);
   sigaction(SIGTRAP, &Action, nullptr);
 
-  Sites.assign(Addrs, Addrs + N);
-  Kinds.assign(N, Plain);
-  Original.resize(N);
-  RestoreCode.assign(N, 0);
-  Intact.assign(N, 0);
+  Sites.reset(N);
+  memcpy(Sites.data(), Addrs, N * sizeof(uint64_t));
+  Kinds.reset(N);
+  Original.reset(N);
+  RestoreCode.reset(N);
+  Intact.reset(N);
   // A patched site is listed at most twice between two rearms (taken out by a jump into
   // it, then hit at its int3), every other site once.
-  Restored.assign(2 * N, 0);
+  Restored.reset(2 * N);
   // A patch may not overlap another patch; sites inside one become its int3 bytes.
   uint64_t PatchEnd = 0;
   for (size_t I = 0; I < N; ++I) {

@@ -153,15 +153,17 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
     })
 }
 
-/// Every LLVM the campaign knows: the one under test, the linked one, each --also-opt;
-/// and the --also-opts that cannot be run any more (uninstalled since), with why.
+/// Every LLVM the campaign knows: the one under test, the linked one, each --also-opt of
+/// another version (Debian's opt-22 beside the linked 22 would say the same again); and
+/// the --also-opts that cannot be run any more (uninstalled since), with why.
 fn llvms(c: &Campaign) -> (Vec<Option<ExternalOpt>>, Vec<(PathBuf, String)>) {
     let mut all: Vec<Option<ExternalOpt>> = vec![None];
     all.extend(c.opt.clone().map(Some));
+    let version = |o: &Option<ExternalOpt>| o.as_ref().map_or_else(crate::llvm::version_string, |o| o.version.clone());
     let mut missing = Vec::new();
     for path in &c.config.also_opt {
         match locate_also(path) {
-            Ok(opt) if !all.iter().flatten().any(|o| o.opt == opt.opt) => all.push(Some(opt)),
+            Ok(opt) if !all.iter().any(|o| version(o) == opt.version) => all.push(Some(opt)),
             Ok(_) => {}
             Err(e) => missing.push((path.clone(), format!("{e:#}"))),
         }
