@@ -207,8 +207,8 @@ void installCrashHandlers() {
 // gate is open.
 namespace traps {
 
-// Arm the sorted addresses in file `Fd` (the top bit of each: it may be patched); returns
-// why not, or "".
+// Arm the sorted addresses in file `Fd` (the top byte of each: its flags, CTOS_MAY_PATCH and
+// CTOS_FOLLOWS); returns why not, or "".
 std::string arm(int Fd) {
   struct stat St;
   if (fstat(Fd, &St) != 0 || St.st_size % 8 != 0)
@@ -221,12 +221,12 @@ std::string arm(int Fd) {
       return "cannot read the site file";
     Done += size_t(N);
   }
-  std::vector<uint8_t> MayPatch(Addrs.size());
+  std::vector<uint8_t> Flags(Addrs.size());
   for (size_t I = 0; I < Addrs.size(); ++I) {
-    MayPatch[I] = uint8_t(Addrs[I] >> 63);
-    Addrs[I] &= ~(uint64_t(1) << 63);
+    Flags[I] = uint8_t(Addrs[I] >> 56);
+    Addrs[I] &= (uint64_t(1) << 56) - 1;
   }
-  return ctos_traps::arm(Addrs.data(), MayPatch.data(), Addrs.size());
+  return ctos_traps::arm(Addrs.data(), Flags.data(), Addrs.size());
 }
 
 // In a child: record into the shared file `Fd`, sized for every site.

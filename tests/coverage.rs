@@ -170,6 +170,7 @@ fn patched_sites_record_what_int3_sites_record() {
         ctos::coverage::disarm();
         let coverage = Coverage::arm(granularity);
         let patched = ctos::coverage::patched_sites();
+        println!("{granularity:?}: {patched} of {} sites are patched jumps", coverage.sites.len());
         assert!(patched * 100 > coverage.sites.len() * 85, "{granularity:?}: {patched} of {}", coverage.sites.len());
         let with_patches: Vec<Spectrum> = (0..3).map(|_| covered(&coverage, &mut module, "default<O2>").1).collect();
         ctos::coverage::disarm();

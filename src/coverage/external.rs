@@ -77,6 +77,6 @@ pub(super) fn external_sites(objects: &[(u64, PathBuf)], version: &str, granular
         let offset = (f.addr - start) as usize;
         bytes.get(offset..offset + f.size as usize)
     };
-    let (addrs, function) = sites_of(&attribution, granularity, code_of);
-    Ok(Sites { granularity, attribution, addrs, function })
+    let (addrs, function, reached) = sites_of(&attribution, granularity, code_of);
+    Ok(Sites { granularity, attribution, addrs, function, reached })
 }

@@ -108,7 +108,7 @@ impl Coverage {
                     }
                 };
                 drop(state);
-                pool.arm_external(&sites.addrs, &sites.may_patch())?;
+                pool.arm_external(&sites.addrs, &sites.patch_flags())?;
                 Coverage { sites }
             }
             _ => Coverage::arm(granularity),

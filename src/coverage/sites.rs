@@ -12,6 +12,10 @@ pub struct Sites {
     pub attribution: Attribution,
     pub addrs: Vec<u64>,
     pub function: Vec<u32>,
+    /// Per site, [`FOLLOWS`] if the code from the site before it runs into it without a
+    /// branch, call or return, [`TARGET`] if code elsewhere jumps or calls to it (blocks
+    /// only; see src/coverage/traps.h).
+    pub(super) reached: Vec<u8>,
 }
 
 impl Sites {
@@ -21,22 +25,22 @@ impl Sites {
         let attribution = Attribution::of_this_process();
         // The code is mapped in this process; it is read before any breakpoint is armed.
         let code = |f: &LlvmFunction| Some(unsafe { std::slice::from_raw_parts(f.addr as *const u8, f.size as usize) });
-        let (addrs, function) = sites_of(&attribution, granularity, code);
-        Sites { granularity, attribution, addrs, function }
+        let (addrs, function, reached) = sites_of(&attribution, granularity, code);
+        Sites { granularity, attribution, addrs, function, reached }
     }
 
-    /// Per site, 1 where its function holds the 5 bytes of a patched jump from the site on
-    /// (src/coverage/traps.h): a patch must not spill into the next function. With
-    /// `CTOS_COVERAGE_TRAPS=int3`, none: every site an `int3`, the mechanism patches
-    /// replaced, to compare the two (benches/coverage.rs).
-    pub fn may_patch(&self) -> Vec<u8> {
-        if std::env::var_os("CTOS_COVERAGE_TRAPS").is_some_and(|v| v == "int3") {
-            return vec![0; self.len()];
-        }
-        (self.addrs.iter().zip(&self.function))
-            .map(|(&a, &f)| {
+    /// Per site, how src/coverage/traps.h may arm it: [`MAY_PATCH`] where its function
+    /// holds the 5 bytes of a patched jump from the site on (a patch must not spill into
+    /// the next function), and how it is reached ([`FOLLOWS`], [`TARGET`]). With
+    /// `CTOS_COVERAGE_TRAPS=int3`, no patches: every site an `int3`, the mechanism patches
+    /// replaced, to compare the two (benches/isolate.rs).
+    pub fn patch_flags(&self) -> Vec<u8> {
+        let int3_only = std::env::var_os("CTOS_COVERAGE_TRAPS").is_some_and(|v| v == "int3");
+        (self.addrs.iter().zip(&self.function).zip(&self.reached))
+            .map(|((&a, &f), &reached)| {
                 let f = &self.attribution.functions[f as usize];
-                u8::from(a + 5 <= f.addr + f.size)
+                let room = a + 5 <= f.addr + f.size && !int3_only;
+                u8::from(room) * MAY_PATCH | reached
             })
             .collect()
     }
@@ -59,16 +63,25 @@ impl Sites {
     }
 }
 
+/// A [`Sites::patch_flags`] bit: the site may be a patched jump.
+pub const MAY_PATCH: u8 = 1;
+/// A [`Sites::patch_flags`] bit: the site before it runs into it.
+pub const FOLLOWS: u8 = 2;
+/// A [`Sites::patch_flags`] bit: a direct jump or call elsewhere reaches it.
+pub const TARGET: u8 = 4;
+
 /// The sites of `granularity` over the functions of `attribution`, whose bytes `code`
-/// gives (None: the function is left out of block sites).
+/// gives (None: the function is left out of block sites): addresses, functions, and how
+/// each is reached (see [`Sites::reached`]).
 pub(super) fn sites_of<'a>(
     attribution: &Attribution,
     granularity: Granularity,
     code: impl Fn(&LlvmFunction) -> Option<&'a [u8]>,
-) -> (Vec<u64>, Vec<u32>) {
+) -> (Vec<u64>, Vec<u32>, Vec<u8>) {
     match granularity {
         Granularity::Functions => {
-            (attribution.functions.iter().map(|f| f.addr).collect(), (0..attribution.functions.len() as u32).collect())
+            let n = attribution.functions.len();
+            (attribution.functions.iter().map(|f| f.addr).collect(), (0..n as u32).collect(), vec![TARGET; n])
         }
         Granularity::Blocks => block_leaders(attribution, code),
     }
@@ -77,34 +90,45 @@ pub(super) fn sites_of<'a>(
 /// Block leaders by a linear sweep of each function: the entry, branch targets inside
 /// the function, and the instruction after every branch, return or trap. Only addresses
 /// that are instruction boundaries of the sweep are kept, so a breakpoint never lands
-/// inside an instruction. Blocks reached only through jump tables are missed.
+/// inside an instruction. Blocks reached only through jump tables are missed. A leader
+/// within a patch's reach (4 bytes) of the one before it follows it when no instruction
+/// between them changes the flow (a call may not return); the entry and the targets of
+/// direct jumps are targets.
 fn block_leaders<'a>(
     attribution: &Attribution,
     code_of: impl Fn(&LlvmFunction) -> Option<&'a [u8]>,
-) -> (Vec<u64>, Vec<u32>) {
+) -> (Vec<u64>, Vec<u32>, Vec<u8>) {
     let mut addrs = Vec::new();
     let mut function = Vec::new();
+    let mut reached = Vec::new();
     let mut starts = Vec::new();
+    let mut plain = Vec::new();
     let mut leaders = Vec::new();
+    let mut targets = Vec::new();
     for (fi, f) in attribution.functions.iter().enumerate() {
         let Some(code) = code_of(f) else { continue };
         let end = f.addr + f.size;
         let mut decoder = Decoder::with_ip(64, code, f.addr, DecoderOptions::NONE);
         let mut instr = Instruction::default();
         starts.clear();
+        plain.clear();
         leaders.clear();
+        targets.clear();
         leaders.push(f.addr);
+        targets.push(f.addr);
         while decoder.can_decode() {
             decoder.decode_out(&mut instr);
             if instr.is_invalid() {
                 break;
             }
             starts.push(instr.ip());
+            plain.push(instr.flow_control() == FlowControl::Next);
             match instr.flow_control() {
                 FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch => {
                     let target = instr.near_branch_target();
                     if (f.addr..end).contains(&target) {
                         leaders.push(target);
+                        targets.push(target);
                     }
                     leaders.push(instr.next_ip());
                 }
@@ -116,14 +140,23 @@ fn block_leaders<'a>(
         }
         leaders.sort_unstable();
         leaders.dedup();
+        targets.sort_unstable();
+        let first = addrs.len();
         for &leader in leaders.iter() {
-            if leader < end && starts.binary_search(&leader).is_ok() {
-                addrs.push(leader);
-                function.push(fi as u32);
+            let Ok(at) = starts.binary_search(&leader) else { continue };
+            if leader >= end {
+                continue;
             }
+            let runs_in = addrs.len() > first && leader - addrs[addrs.len() - 1] < 5 && {
+                let from = starts.binary_search(&addrs[addrs.len() - 1]).unwrap_or(at);
+                plain[from..at].iter().all(|&p| p)
+            };
+            addrs.push(leader);
+            function.push(fi as u32);
+            reached.push(u8::from(runs_in) * FOLLOWS | u8::from(targets.binary_search(&leader).is_ok()) * TARGET);
         }
     }
-    (addrs, function)
+    (addrs, function, reached)
 }
 
 #[cfg(test)]
@@ -150,6 +183,7 @@ impl Sites {
             attribution,
             addrs: vec![0; files.len()],
             function: (0..files.len() as u32).collect(),
+            reached: vec![TARGET; files.len()],
         }
     }
 }

@@ -4,11 +4,11 @@
 
 extern "C" {
 
-// Arm `N` sorted sites (`MayPatch[I]`: 5 bytes of the site's own function from its start);
-// null, or why not (a static string, valid until the next call).
-const char *ctos_traps_arm(const uint64_t *Addrs, const uint8_t *MayPatch, size_t N) {
+// Arm `N` sorted sites with their flags (CTOS_MAY_PATCH, CTOS_FOLLOWS); null, or why not
+// (a static string, valid until the next call).
+const char *ctos_traps_arm(const uint64_t *Addrs, const uint8_t *Flags, size_t N) {
   static std::string Why;
-  Why = ctos_traps::arm(Addrs, MayPatch, N);
+  Why = ctos_traps::arm(Addrs, Flags, N);
   return Why.empty() ? nullptr : Why.c_str();
 }
 

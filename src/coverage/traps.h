@@ -15,9 +15,14 @@
 //   whose mirror slot cannot be mapped, and every site inside another site's patch (those
 //   bytes are 0xCC already). The SIGTRAP handler restores and records.
 //
+// Blocks of one or two instructions are common. A site is patched only if every site
+// inside its patch is one the code runs into from it, with no branch, call or return
+// between, and that no jump or call elsewhere reaches: the stub records those along with
+// it. Otherwise the site is an int3 and the next site may be patched.
+//
 // Because the displacement bytes are int3s, a jump into the middle of a patch — to a site
 // inside it, or to a block no decoder found (a jump table's target) — traps too: the
-// handler takes the patch out (the sites inside it stay int3s) and leaves an int3 at the
+// handler takes the patch out (every site inside it an int3) and leaves an int3 at the
 // patched site, so nothing executes a half-patched instruction.
 //
 // The parent, which runs LLVM code too (loading modules), restores what it hits like a
@@ -42,7 +47,7 @@ extern "C" {
 struct CtosTrapState {
   const uint64_t *Sites;        // 0: sorted site addresses
   const uint64_t *Restore;      // 8: per site, the 5 bytes a patched site's hit writes back
-  uint8_t *Intact;              // 16: per site, 1 while its patch is in place
+  const uint8_t *Follows;       // 16: per site, 1 if the site before runs into it
   uint8_t *Record;              // 24: a child's record, [count: u64][site: u32; count], or null
   uint32_t *Restored;           // 32: the parent's restored sites, to re-arm before a fork
   uint64_t NRestored;           // 40
@@ -57,7 +62,7 @@ __attribute__((visibility("hidden"))) CtosTrapState ctos_trap_state;
 __attribute__((visibility("hidden"))) void ctos_trap_hit();
 }
 
-static_assert(offsetof(CtosTrapState, Restore) == 8 && offsetof(CtosTrapState, Intact) == 16 &&
+static_assert(offsetof(CtosTrapState, Restore) == 8 && offsetof(CtosTrapState, Follows) == 16 &&
                   offsetof(CtosTrapState, Record) == 24 && offsetof(CtosTrapState, Restored) == 32 &&
                   offsetof(CtosTrapState, NRestored) == 40 && offsetof(CtosTrapState, NSites) == 48 &&
                   offsetof(CtosTrapState, Phase) == 56 && offsetof(CtosTrapState, Gate) == 64 &&
@@ -66,9 +71,10 @@ static_assert(offsetof(CtosTrapState, Restore) == 8 && offsetof(CtosTrapState, I
               "ctos_trap_hit reads these offsets");
 
 // Entered from a stub with the red zone skipped (128 bytes) and the site's index pushed.
-// Writes the site's code back, marks its patch gone, records the site (a child's record
-// while optimizing with the gate open; the parent's restored list), and returns to the
-// site through the index's slot, freeing the red-zone skip with `ret $128`.
+// Writes the site's code back, records the site and the sites inside its patch that it
+// runs into (a child's record while optimizing with the gate open; the parent's restored
+// list, the patched site alone), and returns to the site through the index's slot,
+// freeing the red-zone skip with `ret $128`.
 asm(R"(
   .text
   .p2align 4
@@ -78,7 +84,8 @@ ctos_trap_hit:
   push %rax
   push %rcx
   push %rdx
-  movl 32(%rsp), %eax
+  push %rsi
+  movl 40(%rsp), %eax
   movq ctos_trap_state+0(%rip), %rcx
   movq (%rcx,%rax,8), %rdx
   movq ctos_trap_state+8(%rip), %rcx
@@ -86,37 +93,47 @@ ctos_trap_hit:
   movl %ecx, (%rdx)
   shrq $32, %rcx
   movb %cl, 4(%rdx)
-  movq %rdx, 32(%rsp)
-  movq ctos_trap_state+16(%rip), %rcx
-  movb $0, (%rcx,%rax)
+  movq %rdx, 40(%rsp)
   cmpb $0, ctos_trap_state+73(%rip)
-  je 2f
+  je 4f
   movq ctos_trap_state+56(%rip), %rcx
   movb (%rcx), %cl
   cmpb ctos_trap_state+72(%rip), %cl
-  jne 3f
+  jne 9f
   movq ctos_trap_state+64(%rip), %rcx
   cmpl $0, (%rcx)
-  je 3f
+  je 9f
   movq ctos_trap_state+24(%rip), %rcx
   testq %rcx, %rcx
-  je 3f
-  movq (%rcx), %rdx
-  cmpq ctos_trap_state+48(%rip), %rdx
-  jae 3f
-  movl %eax, 8(%rcx,%rdx,4)
-  incq %rdx
-  movq %rdx, (%rcx)
-  jmp 3f
-2:
+  je 9f
+  addq $5, %rdx
+1:
+  movq (%rcx), %rsi
+  cmpq ctos_trap_state+48(%rip), %rsi
+  jae 9f
+  movl %eax, 8(%rcx,%rsi,4)
+  incq %rsi
+  movq %rsi, (%rcx)
+  incq %rax
+  cmpq ctos_trap_state+48(%rip), %rax
+  jae 9f
+  movq ctos_trap_state+0(%rip), %rsi
+  cmpq %rdx, (%rsi,%rax,8)
+  jae 9f
+  movq ctos_trap_state+16(%rip), %rsi
+  cmpb $0, (%rsi,%rax)
+  je 9f
+  jmp 1b
+4:
   movq ctos_trap_state+40(%rip), %rdx
   cmpq ctos_trap_state+80(%rip), %rdx
-  jae 3f
+  jae 9f
   movq ctos_trap_state+32(%rip), %rcx
   movl %eax, (%rcx,%rdx,4)
   incq %rdx
   movq %rdx, ctos_trap_state+40(%rip)
-3:
+9:
+  pop %rsi
   pop %rdx
   pop %rcx
   pop %rax
@@ -137,6 +154,8 @@ const size_t StubBytes = 16;
 const uint64_t MaxMirrorSpan = uint64_t(1) << 30;
 
 enum Kind : uint8_t { Plain, Patched };
+// Flags of a site, from the caller (src/coverage/sites.rs: MAY_PATCH, FOLLOWS, TARGET).
+const uint8_t MayPatch = 1, FollowsBefore = 2, Target = 4;
 
 struct Region {
   void *Base;
@@ -188,8 +207,8 @@ public:
 Table<uint64_t> Sites;
 Table<uint8_t> Kinds;
 Table<uint8_t> Original;     // per site: its first byte
-Table<uint64_t> RestoreCode; // per site: its first 5 bytes, 0xCC where another site is
-Table<uint8_t> Intact;
+Table<uint64_t> RestoreCode; // per site: its first 5 bytes, 0xCC where a site it does not run into is
+Table<uint8_t> Follows;
 Table<uint32_t> Restored;
 std::vector<Region> Regions;
 
@@ -232,12 +251,23 @@ inline size_t indexOf(uint64_t Addr) {
   return size_t(std::lower_bound(Sites.begin(), Sites.end(), Addr) - Sites.begin());
 }
 
-// A jump into the middle of site `P`'s intact patch: take the patch out, leave an int3 at
-// the site itself (its own first arrival still counts), and let the caller handle `Pc`.
+inline bool intact(size_t P) {
+  auto *At = reinterpret_cast<const volatile uint8_t *>(Sites[P]);
+  uint64_t Code = patchCode();
+  for (size_t B = 0; B < PatchBytes; ++B)
+    if (At[B] != uint8_t(Code >> (8 * B)))
+      return false;
+  return true;
+}
+
+// A jump into the middle of site `P`'s intact patch: take the patch out with an int3 at
+// every site inside it and at the site itself (each first arrival still counts on its
+// own), and let the caller handle `Pc`.
 inline void unpatch(size_t P) {
   write5(Sites[P], RestoreCode[P]);
+  for (size_t J = P + 1; J < Sites.size() && Sites[J] < Sites[P] + PatchBytes; ++J)
+    *reinterpret_cast<volatile uint8_t *>(Sites[J]) = Int3;
   *reinterpret_cast<volatile uint8_t *>(Sites[P]) = Int3;
-  Intact[P] = 0;
   restored(P);
 }
 
@@ -248,7 +278,7 @@ inline void onTrap(int Signal, siginfo_t *, void *Context) {
   // The patched site whose bytes hold Pc, if any: at most 4 bytes before it.
   for (size_t K = I; K > 0 && Sites[K - 1] + PatchBytes > Pc; --K) {
     size_t P = K - 1;
-    if (Sites[P] < Pc && Kinds[P] == Patched && Intact[P]) {
+    if (Sites[P] < Pc && Kinds[P] == Patched && intact(P)) {
       unpatch(P);
       break;
     }
@@ -274,7 +304,7 @@ inline void unmapRegions() {
 
 inline void disarm() {
   for (size_t I = 0; I < Sites.size(); ++I) {
-    if (Kinds[I] == Patched && Intact[I])
+    if (Kinds[I] == Patched && intact(I))
       write5(Sites[I], RestoreCode[I]);
     *reinterpret_cast<volatile uint8_t *>(Sites[I]) = Original[I];
   }
@@ -284,7 +314,7 @@ inline void disarm() {
   Kinds.release();
   Original.release();
   RestoreCode.release();
-  Intact.release();
+  Follows.release();
   Restored.release();
   ctos_trap_state.NSites = 0;
   ctos_trap_state.NRestored = 0;
@@ -293,7 +323,6 @@ inline void disarm() {
 inline void arm(size_t I) {
   if (Kinds[I] == Patched) {
     write5(Sites[I], patchCode());
-    Intact[I] = 1;
   } else {
     *reinterpret_cast<volatile uint8_t *>(Sites[I]) = Int3;
   }
@@ -380,9 +409,9 @@ inline void patchGroup(size_t First, size_t Last) {
   }
 }
 
-// Arm the sorted sites. A site flagged in `MayPatch` has 5 bytes of its own function from
-// its start. Returns why not, or "".
-inline std::string arm(const uint64_t *Addrs, const uint8_t *MayPatch, size_t N) {
+// Arm the sorted sites with their `Flags` (MayPatch: 5 bytes of the site's own function
+// from its start; FollowsBefore; Target). Returns why not, or "".
+inline std::string arm(const uint64_t *Addrs, const uint8_t *Flags, size_t N) {
   disarm();
   for (size_t I = 1; I < N; ++I)
     if (Addrs[I] <= Addrs[I - 1])
@@ -414,7 +443,7 @@ inline std::string arm(const uint64_t *Addrs, const uint8_t *MayPatch, size_t N)
   Kinds.reset(N);
   Original.reset(N);
   RestoreCode.reset(N);
-  Intact.reset(N);
+  Follows.reset(N);
   // A patched site is listed at most twice between two rearms (taken out by a jump into
   // it, then hit at its int3), every other site once.
   Restored.reset(2 * N);
@@ -422,7 +451,15 @@ inline std::string arm(const uint64_t *Addrs, const uint8_t *MayPatch, size_t N)
   uint64_t PatchEnd = 0;
   for (size_t I = 0; I < N; ++I) {
     Original[I] = *reinterpret_cast<const uint8_t *>(Sites[I]);
-    if (MayPatch && MayPatch[I] && Sites[I] >= PatchEnd) {
+    Follows[I] = Flags && (Flags[I] & FollowsBefore) ? 1 : 0;
+    if (!Flags || !(Flags[I] & MayPatch) || Sites[I] < PatchEnd)
+      continue;
+    // Only sites reached through this one inside its patch: a jump into a patch is a
+    // signal, and takes the patch out.
+    bool Alone = true;
+    for (size_t J = I + 1; J < N && Sites[J] < Sites[I] + PatchBytes; ++J)
+      Alone = Alone && (Flags[J] & FollowsBefore) && !(Flags[J] & Target);
+    if (Alone) {
       Kinds[I] = Patched;
       PatchEnd = Sites[I] + PatchBytes;
     }
@@ -433,9 +470,19 @@ inline std::string arm(const uint64_t *Addrs, const uint8_t *MayPatch, size_t N)
     uint64_t Code = 0;
     for (size_t B = 0; B < PatchBytes; ++B)
       Code |= uint64_t(*reinterpret_cast<const uint8_t *>(Sites[I] + B)) << (8 * B);
+    // Code that already reads as the patch could not be told from it.
+    if (Code == patchCode()) {
+      Kinds[I] = Plain;
+      continue;
+    }
+    // The sites it runs into are recorded with it; the rest inside stay int3s.
+    bool Chain = true;
     for (size_t J = I + 1; J < N && Sites[J] < Sites[I] + PatchBytes; ++J) {
-      size_t B = size_t(Sites[J] - Sites[I]);
-      Code = (Code & ~(uint64_t(0xFF) << (8 * B))) | (uint64_t(Int3) << (8 * B));
+      Chain = Chain && Follows[J];
+      if (!Chain) {
+        size_t B = size_t(Sites[J] - Sites[I]);
+        Code = (Code & ~(uint64_t(0xFF) << (8 * B))) | (uint64_t(Int3) << (8 * B));
+      }
     }
     RestoreCode[I] = Code;
   }
@@ -449,7 +496,7 @@ inline std::string arm(const uint64_t *Addrs, const uint8_t *MayPatch, size_t N)
   CtosTrapState &S = ctos_trap_state;
   S.Sites = Sites.data();
   S.Restore = RestoreCode.data();
-  S.Intact = Intact.data();
+  S.Follows = Follows.data();
   S.Restored = Restored.data();
   S.RestoredCap = Restored.size();
   S.NRestored = 0;

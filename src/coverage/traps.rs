@@ -11,7 +11,7 @@ use crate::sandbox::{recording_flags, Observer};
 
 extern "C" {
     // src/coverage/traps.cpp
-    fn ctos_traps_arm(addrs: *const u64, may_patch: *const u8, n: usize) -> *const std::ffi::c_char;
+    fn ctos_traps_arm(addrs: *const u64, flags: *const u8, n: usize) -> *const std::ffi::c_char;
     fn ctos_traps_disarm();
     fn ctos_traps_rearm();
     fn ctos_traps_enter_child(record: *mut u8, phase: *const u8, optimizing: u8, gate: *const i32);
@@ -20,8 +20,8 @@ extern "C" {
 
 /// Arm every site of `sites` (disarming whatever was armed).
 pub(super) fn arm(sites: &'static Sites) {
-    let may_patch = sites.may_patch();
-    let why = unsafe { ctos_traps_arm(sites.addrs.as_ptr(), may_patch.as_ptr(), sites.len()) };
+    let flags = sites.patch_flags();
+    let why = unsafe { ctos_traps_arm(sites.addrs.as_ptr(), flags.as_ptr(), sites.len()) };
     if !why.is_null() {
         panic!("cannot arm coverage: {}", unsafe { std::ffi::CStr::from_ptr(why) }.to_string_lossy());
     }

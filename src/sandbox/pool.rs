@@ -157,11 +157,11 @@ impl Pool {
     }
 
     /// Arm one-shot coverage sites at `addrs` (sorted, in the external `opt`; none: disarm;
-    /// `may_patch` as [`crate::coverage::Sites::may_patch`]) for the pool's later children.
+    /// `flags` as [`crate::coverage::Sites::patch_flags`]) for the pool's later children.
     /// The pool must be idle.
-    pub fn arm_external(&mut self, addrs: &[u64], may_patch: &[u8]) -> anyhow::Result<()> {
+    pub fn arm_external(&mut self, addrs: &[u64], flags: &[u8]) -> anyhow::Result<()> {
         let agent = self.agent.as_ref().ok_or_else(|| anyhow::anyhow!("this pool runs no external opt"))?;
-        agent.arm(addrs, may_patch)
+        agent.arm(addrs, flags)
     }
 
     /// Watch jobs that ask for it (`JobSpec::observe`) with `observer`.

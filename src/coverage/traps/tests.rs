@@ -3,6 +3,7 @@
 //! code looks after it, and jumps into the middle of a patch.
 
 use super::*;
+use crate::coverage::sites::{FOLLOWS, MAY_PATCH, TARGET};
 
 /// Where the test's code goes: far from anything mapped, so that its patches' mirror
 /// slots (800 MiB below) are free too.
@@ -70,9 +71,34 @@ impl Child {
 }
 
 fn arm_sites(sites: &[u64]) {
-    let may_patch = vec![1u8; sites.len()];
-    let why = unsafe { ctos_traps_arm(sites.as_ptr(), may_patch.as_ptr(), sites.len()) };
+    arm_flagged(sites, &vec![MAY_PATCH; sites.len()]);
+}
+
+fn arm_flagged(sites: &[u64], flags: &[u8]) {
+    let why = unsafe { ctos_traps_arm(sites.as_ptr(), flags.as_ptr(), sites.len()) };
     assert!(why.is_null(), "{}", unsafe { std::ffi::CStr::from_ptr(why) }.to_string_lossy());
+}
+
+static TRAPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static mut HANDLER: usize = 0;
+
+extern "C" fn counting(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut libc::c_void) {
+    TRAPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+        unsafe { std::mem::transmute(HANDLER) };
+    handler(signal, info, context);
+}
+
+/// Count the signals the armed sites take from now on.
+fn count_traps() {
+    unsafe {
+        let mut ours: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGTRAP, std::ptr::null(), &mut ours);
+        HANDLER = ours.sa_sigaction;
+        let mut action = ours;
+        action.sa_sigaction = counting as *const () as usize;
+        libc::sigaction(libc::SIGTRAP, &action, std::ptr::null_mut());
+    }
 }
 
 /// Run `scenario` in a forked child; its panic message is the test's failure.
@@ -171,6 +197,64 @@ fn nothing_is_recorded_with_the_gate_closed_or_outside_the_optimizer_and_the_par
             assert_eq!(bytes(site, 5), [0xE9, 0xCC, 0xCC, 0xCC, 0xCC], "{site:#x}");
         }
         disarm();
+        assert_eq!(bytes(F, 6), F_CODE);
+    });
+}
+
+#[test]
+fn a_site_the_patched_one_runs_into_is_recorded_with_it_without_a_signal() {
+    in_fork(|| {
+        write_code();
+        let sites = [F, F + 2, G];
+        // `xor eax,eax` runs into `add eax,1`: f + 2 follows f.
+        arm_flagged(&sites, &[MAY_PATCH, MAY_PATCH | FOLLOWS, MAY_PATCH]);
+        count_traps();
+        let child = Child::enter(sites.len());
+        assert_eq!(call(F), 1);
+        assert_eq!(child.recorded(&sites), [F, F + 2]);
+        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 0, "no signal");
+        assert_eq!(bytes(F, 6), F_CODE);
+    });
+    in_fork(|| {
+        // Without the flag, f + 2 is an int3 of its own: one signal.
+        write_code();
+        let sites = [F, F + 2, G];
+        arm_sites(&sites);
+        count_traps();
+        let child = Child::enter(sites.len());
+        assert_eq!(call(F), 1);
+        assert_eq!(child.recorded(&sites), [F, F + 2]);
+        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 1);
+    });
+    in_fork(|| {
+        // A jump no decoder found enters the patch in the middle (g's, unflagged): it
+        // counts f + 2 alone; f counts when it runs.
+        write_code();
+        let sites = [F, F + 2, G];
+        arm_flagged(&sites, &[MAY_PATCH, MAY_PATCH | FOLLOWS, MAY_PATCH]);
+        let child = Child::enter(sites.len());
+        assert_eq!((call(G), call(F)), (8, 1));
+        assert_eq!(child.recorded(&sites), [G, F + 2, F]);
+        assert_eq!(bytes(F, 6), F_CODE);
+    });
+}
+
+#[test]
+fn a_site_a_jump_reaches_is_patched_itself_and_the_short_block_before_it_is_an_int3() {
+    in_fork(|| {
+        write_code();
+        let sites = [F, F + 2, G];
+        arm_flagged(&sites, &[MAY_PATCH | TARGET, MAY_PATCH | FOLLOWS | TARGET, MAY_PATCH | TARGET]);
+        assert_eq!(patched(), 2, "f + 2 and g; f would cover a jump's target");
+        assert_eq!(bytes(F, 3), [0xCC, 0xC0, 0xE9]);
+        count_traps();
+        let child = Child::enter(sites.len());
+        assert_eq!(call(G), 8);
+        assert_eq!(child.recorded(&sites), [G, F + 2]);
+        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 0, "g jumps into f + 2's own patch");
+        assert_eq!(call(F), 1);
+        assert_eq!(child.recorded(&sites), [G, F + 2, F]);
+        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 1, "f's int3");
         assert_eq!(bytes(F, 6), F_CODE);
     });
 }

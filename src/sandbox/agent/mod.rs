@@ -244,11 +244,11 @@ impl Agent {
 
     /// Arm one-shot breakpoints at `addrs` (sorted addresses in `opt`; none: disarm) in the
     /// agent, for the children it forks from now on.
-    pub(super) fn arm(&self, addrs: &[u64], may_patch: &[u8]) -> Result<()> {
+    pub(super) fn arm(&self, addrs: &[u64], flags: &[u8]) -> Result<()> {
         use std::io::Write as _;
         let mut file = super::pool::memfd(c"ctos-sites")?;
-        // The top bit of an address (never set in user space) carries `may_patch`.
-        let flagged = addrs.iter().zip(may_patch).map(|(&a, &p)| a | (u64::from(p) << 63));
+        // The top byte of an address (never set in user space) carries its flags.
+        let flagged = addrs.iter().zip(flags).map(|(&a, &f)| a | (u64::from(f) << 56));
         let bytes: Vec<u8> = flagged.flat_map(|a| a.to_le_bytes()).collect();
         file.write_all(&bytes)?;
         let reply = self.request(b"C", &[file.as_raw_fd()])?;
