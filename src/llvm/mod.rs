@@ -44,6 +44,18 @@ pub fn host_triple() -> String {
     TargetMachine::get_default_triple().as_str().to_string_lossy().into_owned()
 }
 
+/// Where ctos keeps what it learns about an LLVM once (`agents` built for it, `catalogs`
+/// read from its opt): `$XDG_CACHE_HOME/ctos/WHAT`, else `~/.cache/ctos/WHAT`; None when
+/// neither variable is set.
+pub fn cache_dir(what: &str) -> Option<std::path::PathBuf> {
+    let base = match (std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME")) {
+        (Some(x), _) if !x.is_empty() => std::path::PathBuf::from(x),
+        (_, Some(h)) => std::path::PathBuf::from(h).join(".cache"),
+        _ => return None,
+    };
+    Some(base.join("ctos").join(what))
+}
+
 pub fn host_cpu() -> String {
     TargetMachine::get_host_cpu_name().to_string()
 }

@@ -46,6 +46,19 @@ pub fn check_pipelines(pool: &mut Pool, target: &TargetSpec, pipelines: &[String
         first_index.entry(p.as_str()).or_insert(i);
     }
     let distinct: Vec<(&str, usize)> = first_index.into_iter().collect();
+    // Usually all is well: one child runs them all, one after the other, on the empty
+    // module (a child per pipeline was half of a short batch's forks). Only when that one
+    // does not end cleanly is each looked at on its own, to say which.
+    if distinct.len() > 1 {
+        let all: Vec<&str> = distinct.iter().map(|(p, _)| *p).collect();
+        let job = JobSpec { empty_module: true, ..JobSpec::optimize(all.join(",")) };
+        let run = pool
+            .run_one(&mut empty, &job)
+            .map_err(|e| Rejection::Target(format!("cannot start a sandboxed child: {e}")))?;
+        if run.outcome == Outcome::Ok {
+            return Ok(());
+        }
+    }
     // Item 0 is the empty pipeline: it checks the flags alone.
     let items = std::iter::once("").chain(distinct.iter().map(|(p, _)| *p)).enumerate().map(|(index, pipeline)| {
         BatchItem { index, job: JobSpec { empty_module: true, ..JobSpec::optimize(pipeline) } }

@@ -78,11 +78,13 @@ fn verifier_text(stderr: &str, fatal: &str) -> String {
     }
 }
 
-/// `objects`: the symbol tables of the process the child was forked from.
-pub(super) fn classify(
+/// `objects`: the symbol tables of the process the child was forked from, asked for only
+/// when a crash needs names (the first build of a table takes tens of milliseconds, a
+/// large part of a short batch).
+pub(super) fn classify<'a>(
     e: Ending,
     limits: &Limits,
-    objects: &[&Symbolizer],
+    objects: &dyn Fn() -> Vec<&'a Symbolizer>,
     stderr: String,
     stdout: String,
     total_millis: f64,
@@ -127,7 +129,7 @@ pub(super) fn classify(
         } else if let Some(message) = e.invalid_ir {
             (Outcome::InvalidIr, message.trim().lines().take(4).collect::<Vec<_>>().join(" | "))
         } else if let Some(RawCrash { signal, fault, trace, .. }) = &e.crash {
-            let crash = crash_of(*signal, *fault, trace, objects, &stderr);
+            let crash = crash_of(*signal, *fault, trace, &objects(), &stderr);
             let message = describe_crash(&crash);
             run.crash = Some(crash);
             (Outcome::Crash, message)
@@ -159,7 +161,7 @@ pub(super) fn classify(
         } else if let Some((Phase::Codegen, message)) = &e.fatal {
             ExecStatus::CodegenError(message.clone())
         } else if let Some(RawCrash { phase: Phase::Codegen, signal, fault, trace }) = &e.crash {
-            ExecStatus::CodegenError(describe_crash(&crash_of(*signal, *fault, trace, objects, &stderr)))
+            ExecStatus::CodegenError(describe_crash(&crash_of(*signal, *fault, trace, &objects(), &stderr)))
         } else if let Some(crash) = e.crash.as_ref().filter(|c| c.phase == Phase::Executing) {
             // The handler reports the program's own signal before the child dies of it.
             ExecStatus::Signal(crash.signal)
@@ -218,7 +220,7 @@ mod tests {
     }
 
     fn classify_with(e: Ending, stderr: &str) -> Run {
-        classify(e, &limits(), &[], stderr.to_string(), "out\n".to_string(), 5.0, Some(2.0))
+        classify(e, &limits(), &Vec::new, stderr.to_string(), "out\n".to_string(), 5.0, Some(2.0))
     }
 
     fn outcome(e: Ending, stderr: &str) -> (Outcome, String) {

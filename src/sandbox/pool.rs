@@ -504,7 +504,8 @@ impl Pool {
         let exec_millis = child.exec_started.map(|s| s.elapsed().as_secs_f64() * 1e3);
         let codegen_millis = child.exec_started.zip(child.running_since).map(|(a, b)| (b - a).as_secs_f64() * 1e3);
         let total_millis = child.started.elapsed().as_secs_f64() * 1e3;
-        let objects = match &self.agent {
+        let agent = self.agent.as_ref();
+        let objects = || match agent {
             Some(agent) => agent.symbolizers(),
             None => vec![Symbolizer::this_process()],
         };

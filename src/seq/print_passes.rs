@@ -56,6 +56,7 @@ impl Row {
 }
 
 /// The tables of one LLVM, as the catalog reads them.
+#[derive(serde::Serialize, serde::Deserialize)]
 pub struct CatalogTables {
     pub tsv: String,
     pub o3: String,
@@ -220,10 +221,48 @@ fn finish((child, command): (std::process::Child, String)) -> Result<String, Str
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Both tables of the LLVM whose `opt` is at `opt` (major version `major`). The ten `opt`
-/// runs go at once: one after the other they were a third of a second of every start of
-/// a command with `--opt`.
+/// The tables of the LLVM whose `opt` is at `opt` (major version `major`), kept in ctos's
+/// cache by that file's path, size and time and by this code: reading them takes ten `opt`
+/// runs, a tenth of a second or more at every start of a command with `--opt`.
 pub fn catalog_tables(opt: &Path, major: u32) -> Result<CatalogTables, String> {
+    let cached = cached_tables_file(opt);
+    if let Some(tables) =
+        cached.as_ref().and_then(|f| std::fs::read(f).ok()).and_then(|b| serde_json::from_slice(&b).ok())
+    {
+        return Ok(tables);
+    }
+    let tables = read_tables(opt, major)?;
+    if let (Some(file), Ok(json)) = (cached, serde_json::to_vec(&tables)) {
+        // Written aside and renamed: two ctos starting at once each see a whole file.
+        let aside = file.with_extension(format!("tmp.{}", std::process::id()));
+        let stored = file.parent().is_some_and(|d| std::fs::create_dir_all(d).is_ok())
+            && std::fs::write(&aside, json).is_ok()
+            && std::fs::rename(&aside, &file).is_ok();
+        if !stored {
+            let _ = std::fs::remove_file(&aside);
+        }
+    }
+    Ok(tables)
+}
+
+/// Where `opt`'s tables are cached: keyed by its path, size and modification time (a
+/// rebuilt trunk gets new tables) and by the code that reads them.
+fn cached_tables_file(opt: &Path) -> Option<std::path::PathBuf> {
+    let meta = std::fs::metadata(opt).ok()?;
+    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+    let key = [
+        opt.as_os_str().as_encoded_bytes(),
+        &meta.len().to_le_bytes(),
+        &modified.to_le_bytes(),
+        include_str!("print_passes.rs").as_bytes(),
+        include_str!("parse.rs").as_bytes(),
+    ]
+    .concat();
+    Some(crate::llvm::cache_dir("catalogs")?.join(format!("{:016x}.json", xxhash_rust::xxh3::xxh3_64(&key))))
+}
+
+/// The ten `opt` runs go at once: one after the other they took a third of a second.
+fn read_tables(opt: &Path, major: u32) -> Result<CatalogTables, String> {
     let empty = "define void @f() {\n  ret void\n}\n";
     let print_passes = start_opt(opt, &["-print-passes"], "")?;
     let started: Vec<(&str, _)> = PRODUCTION_PIPELINES

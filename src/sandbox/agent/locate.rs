@@ -95,14 +95,9 @@ fn opt_version(opt: &Path) -> Result<String> {
     }
 }
 
-/// `$XDG_CACHE_HOME/ctos/agents`, else `~/.cache/ctos/agents`.
 fn cache_root() -> Result<PathBuf> {
-    let base = match (std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME")) {
-        (Some(x), _) if !x.is_empty() => PathBuf::from(x),
-        (_, Some(h)) => PathBuf::from(h).join(".cache"),
-        _ => bail!("neither XDG_CACHE_HOME nor HOME is set: cannot place the agent's cache"),
-    };
-    Ok(base.join("ctos").join("agents"))
+    crate::llvm::cache_dir("agents")
+        .ok_or_else(|| anyhow::anyhow!("neither XDG_CACHE_HOME nor HOME is set: cannot place the agent's cache"))
 }
 
 /// One agent per LLVM build and agent source: a rebuilt trunk at the same version has
