@@ -11,9 +11,9 @@
 //   which jumps to the site's stub: skip the red zone, push the site's index, enter
 //   `ctos_trap_hit`, which writes the site's code back, records, and returns to the site.
 //   No signal, no kernel: a signal costs microseconds, this costs tens of nanoseconds.
-// * Everything else is an `int3`: a site whose function is too short for a patch, or
-//   whose mirror slot cannot be mapped, and every site inside another site's patch (those
-//   bytes are 0xCC already). The SIGTRAP handler restores and records.
+// * Everything else is an `int3`: a site whose function is too short for a patch, a
+//   short block right before one that a jump reaches (below), or a site whose mirror slot
+//   cannot be mapped. The SIGTRAP handler restores and records.
 //
 // Blocks of one or two instructions are common. A site is patched only if every site
 // inside its patch is one the code runs into from it, with no branch, call or return
