@@ -146,17 +146,61 @@ fn coverage_changes_no_outcome_and_no_optimized_ir() {
     }
     let outcomes: std::collections::BTreeSet<String> = expected.iter().map(|(o, _)| format!("{o:?}")).collect();
     assert!(outcomes.len() >= 3, "ok, crash and fatal runs: {outcomes:?}");
-    for granularity in [Granularity::Functions, Granularity::Blocks] {
+    // Blocks armed in every other file only: patches then cover sites left out.
+    for (granularity, narrowed) in
+        [(Granularity::Functions, false), (Granularity::Blocks, false), (Granularity::Blocks, true)]
+    {
         let coverage = Coverage::arm(granularity);
+        let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+        pool.set_observer(coverage.observer());
+        if narrowed {
+            coverage.narrow_for(&mut pool, |s| coverage.sites.file(s).is_some_and(|f| f % 2 == 0)).unwrap();
+        }
         let mut expected = expected.iter();
         for module in &mut programs {
             for pipeline in &pipelines {
-                let (covered_run, spectrum) = covered(&coverage, module, pipeline);
-                assert_eq!(&seen(&covered_run), expected.next().unwrap(), "{granularity:?} {pipeline}");
-                assert!(!spectrum.is_empty(), "{granularity:?} {pipeline}");
+                let covered_run =
+                    pool.run_one(module, &JobSpec { observe: true, ..JobSpec::optimize(pipeline) }).unwrap();
+                let what = format!("{granularity:?}{} {pipeline}", if narrowed { " narrowed" } else { "" });
+                assert_eq!(&seen(&covered_run), expected.next().unwrap(), "{what}");
+                assert!(!covered_run.trace.unwrap().is_empty(), "{what}");
             }
         }
     }
+}
+
+/// What a search arms (the sites of the files it ranks) records what arming every site
+/// records of those sites, and nothing else; arming again takes every site back.
+#[test]
+fn a_narrowed_arming_records_what_the_whole_one_records_of_the_kept_sites() {
+    let _turn = turn();
+    let mut module = csmith();
+    let pipeline = "default<O2>";
+    ctos::coverage::disarm();
+    let coverage = Coverage::arm(Granularity::Blocks);
+    let sites = coverage.sites;
+    let keep = |s: u32| sites.file(s).is_some_and(|f| f % 2 == 0);
+    let kept = |s: &Spectrum| Spectrum::from_elements(s.elements.iter().copied().filter(|&e| keep(e)).collect(), sites);
+    let whole: Vec<Spectrum> = (0..2).map(|_| covered(&coverage, &mut module, pipeline).1).collect();
+    let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+    coverage.narrow_for(&mut pool, keep).unwrap();
+    let narrowed: Vec<Spectrum> = (0..2)
+        .map(|_| {
+            let run = pool.run_one(&mut module, &JobSpec { observe: true, ..JobSpec::optimize(pipeline) }).unwrap();
+            coverage.spectrum(&run.trace.unwrap())
+        })
+        .collect();
+    let within = kept(&whole[0]).jaccard(&kept(&whole[1]));
+    for n in &narrowed {
+        assert!(n.elements.iter().all(|&e| keep(e)), "a site left out was recorded");
+        let across = kept(&whole[0]).jaccard(n);
+        assert!(across > 0.995, "narrowed vs whole on the kept sites: jaccard {across} (two whole runs: {within})");
+    }
+    assert!(narrowed[0].len() < whole[0].len(), "{} of {}", narrowed[0].len(), whole[0].len());
+    let again = Coverage::arm(Granularity::Blocks);
+    let after = covered(&again, &mut module, pipeline).1;
+    assert!(after.jaccard(&whole[0]) > 0.995, "armed again: jaccard {}", after.jaccard(&whole[0]));
+    ctos::coverage::disarm();
 }
 
 /// Nearly every site is a patched jump (no signal); the rest are `int3`s. A patched hit

@@ -57,12 +57,15 @@ type Objects = Vec<(u64, std::path::PathBuf)>;
 struct State {
     sites: Vec<&'static Sites>,
     armed: Option<Granularity>,
+    /// Whether only some of the armed granularity's sites are armed ([`Coverage::narrow_for`]).
+    narrowed: bool,
     /// Tables of external `opt`s, by granularity and the objects' load biases and paths
     /// (the agent runs `opt` without address randomization, so these repeat).
     external: Vec<((Granularity, Objects), &'static Sites)>,
 }
 
-static STATE: Mutex<State> = Mutex::new(State { sites: Vec::new(), armed: None, external: Vec::new() });
+static STATE: Mutex<State> =
+    Mutex::new(State { sites: Vec::new(), armed: None, narrowed: false, external: Vec::new() });
 
 impl Coverage {
     /// Arm every site of `granularity` in this process (tens of milliseconds for
@@ -70,10 +73,11 @@ impl Coverage {
     /// single-threaded while it forks children; arming what is armed already is free.
     pub fn arm(granularity: Granularity) -> Coverage {
         let mut state = STATE.lock().unwrap();
-        if state.armed != Some(granularity) {
+        if state.armed != Some(granularity) || state.narrowed {
             // Block leaders come from decoding the code: it must hold no breakpoint then.
             traps::disarm();
             state.armed = None;
+            state.narrowed = false;
         }
         let sites = match state.sites.iter().find(|s| s.granularity == granularity) {
             Some(s) => *s,
@@ -119,7 +123,25 @@ impl Coverage {
 
     /// An observer for a [`crate::sandbox::Pool`]: each observed child records its hits.
     pub fn observer(&self) -> Box<dyn Observer> {
-        Box::new(traps::TrapObserver::new(self.sites.len()))
+        Box::new(traps::TrapObserver::new(self.sites.len(), None))
+    }
+
+    /// Arm only the sites `keep` selects where `pool`'s children run, until the next
+    /// [`Coverage::arm_for`]: a site no spectrum will count need not stop any child. Traces
+    /// still name sites of the whole table; a site left out is never in one.
+    pub fn narrow_for(&self, pool: &mut Pool, keep: impl Fn(u32) -> bool) -> anyhow::Result<()> {
+        let subset = self.sites.subset(keep);
+        match pool.external_opt() {
+            Some(_) => pool.arm_external(&subset.addrs, &subset.flags)?,
+            None => {
+                let mut state = STATE.lock().unwrap();
+                anyhow::ensure!(state.armed == Some(self.sites.granularity), "narrowing coverage that is not armed");
+                traps::arm_these(&subset.addrs, &subset.flags);
+                state.narrowed = true;
+            }
+        }
+        pool.set_observer(Box::new(traps::TrapObserver::new(self.sites.len(), Some(subset.index))));
+        Ok(())
     }
 
     pub fn spectrum(&self, trace: &[u32]) -> Spectrum {
@@ -139,6 +161,7 @@ pub fn disarm() {
     let mut state = STATE.lock().unwrap();
     traps::disarm();
     state.armed = None;
+    state.narrowed = false;
 }
 
 /// Take every breakpoint out of where `pool`'s children run.
@@ -154,6 +177,11 @@ impl Sites {
     /// Whether the site is in LLVM's error reporting, where a failing run's trace should
     /// be cut (see [`Spectrum::from_failing_trace`]).
     pub fn is_error_reporting(&self, site: u32) -> bool {
+        self.reports_errors(self.function[site as usize])
+    }
+
+    /// Whether the function is one of LLVM's error reporters.
+    pub fn reports_errors(&self, function: u32) -> bool {
         const REPORTERS: &[&str] = &[
             "report_fatal_error",
             "reportFatalUsageError",
@@ -163,7 +191,7 @@ impl Sites {
             "VerifierSupport11CheckFailed",
             "VerifierSupport20DebugInfoCheckFailed",
         ];
-        let f = &self.attribution.functions[self.function[site as usize] as usize];
+        let f = &self.attribution.functions[function as usize];
         REPORTERS.iter().any(|r| f.mangled.contains(r))
     }
 }

@@ -45,6 +45,37 @@ impl Sites {
             .collect()
     }
 
+    /// The sites `keep` selects, as src/coverage/traps.h arms them alone: addresses, patch
+    /// flags, and each one's index in this table. A kept site runs into the one before it
+    /// only if every site between them (left out or not) runs into its own predecessor;
+    /// a patch may not cover a left-out site that a jump reaches, for that jump would land
+    /// inside the patch.
+    pub fn subset(&self, keep: impl Fn(u32) -> bool) -> ArmedSubset {
+        let flags = self.patch_flags();
+        let mut armed = ArmedSubset::default();
+        // Whether the code from the last kept site runs into this one.
+        let mut runs_in = false;
+        for (i, &f) in flags.iter().enumerate() {
+            runs_in = runs_in && f & FOLLOWS != 0;
+            if !keep(i as u32) {
+                continue;
+            }
+            let mut own = f & !FOLLOWS | u8::from(runs_in) * FOLLOWS;
+            let end = self.addrs[i] + 5;
+            let covers_a_target = (i + 1..self.len())
+                .take_while(|&j| self.addrs[j] < end)
+                .any(|j| !keep(j as u32) && flags[j] & TARGET != 0);
+            if covers_a_target {
+                own &= !MAY_PATCH;
+            }
+            armed.addrs.push(self.addrs[i]);
+            armed.flags.push(own);
+            armed.index.push(i as u32);
+            runs_in = true;
+        }
+        armed
+    }
+
     pub fn len(&self) -> usize {
         self.addrs.len()
     }
@@ -61,6 +92,15 @@ impl Sites {
     pub fn file_of_function(&self, function: u32) -> Option<u32> {
         self.attribution.functions[function as usize].file
     }
+}
+
+/// Some of a table's sites, to arm instead of all of them ([`Sites::subset`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ArmedSubset {
+    pub addrs: Vec<u64>,
+    pub flags: Vec<u8>,
+    /// Per armed site, its index in the whole table (what spectra count).
+    pub index: Vec<u32>,
 }
 
 /// A [`Sites::patch_flags`] bit: the site may be a patched jump.
@@ -185,5 +225,65 @@ impl Sites {
             function: (0..files.len() as u32).collect(),
             reached: vec![TARGET; files.len()],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One 0x100-byte function at 0x1000 holding sites at `at`, reached as `reached` says.
+    fn blocks(at: &[(u64, u8)]) -> Sites {
+        let function = LlvmFunction { addr: 0x1000, size: 0x100, mangled: "f".into(), file: Some(0) };
+        Sites {
+            granularity: Granularity::Blocks,
+            attribution: Attribution {
+                files: vec!["f.cpp".into()],
+                functions: vec![function],
+                unattributed_note: None,
+            },
+            addrs: at.iter().map(|&(a, _)| a).collect(),
+            function: vec![0; at.len()],
+            reached: at.iter().map(|&(_, r)| r).collect(),
+        }
+    }
+
+    #[test]
+    fn a_subset_of_all_sites_is_the_table_as_it_is() {
+        let sites = blocks(&[(0x1000, TARGET), (0x1002, FOLLOWS), (0x1010, TARGET), (0x1012, FOLLOWS | TARGET)]);
+        let all = sites.subset(|_| true);
+        assert_eq!(all.addrs, sites.addrs);
+        assert_eq!(all.flags, sites.patch_flags());
+        assert_eq!(all.index, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_kept_site_runs_into_the_last_kept_one_only_through_sites_that_run_into_theirs() {
+        // 0x1004 runs into 0x1002, which runs into 0x1000; 0x1014 does not run into 0x1012.
+        let sites = blocks(&[
+            (0x1000, TARGET),
+            (0x1002, FOLLOWS),
+            (0x1004, FOLLOWS),
+            (0x1010, TARGET),
+            (0x1012, TARGET),
+            (0x1014, FOLLOWS),
+        ]);
+        let kept = sites.subset(|s| s != 1 && s != 4);
+        assert_eq!(kept.index, [0, 2, 3, 5]);
+        let follows: Vec<bool> = kept.flags.iter().map(|f| f & FOLLOWS != 0).collect();
+        assert_eq!(follows, [false, true, false, false]);
+        // Nothing before the first kept site.
+        assert_eq!(sites.subset(|s| s == 2).flags[0] & FOLLOWS, 0);
+    }
+
+    #[test]
+    fn a_site_whose_patch_covers_a_left_out_jump_target_is_not_patched() {
+        let sites = blocks(&[(0x1000, TARGET), (0x1003, TARGET), (0x1010, TARGET), (0x1012, FOLLOWS)]);
+        assert_eq!(sites.patch_flags()[0] & MAY_PATCH, MAY_PATCH);
+        let kept = sites.subset(|s| s != 1 && s != 3);
+        assert_eq!(kept.index, [0, 2]);
+        assert_eq!(kept.flags[0] & MAY_PATCH, 0, "a jump to 0x1003 would land inside the patch");
+        // Left out code that only runs in from the site does not stop a patch.
+        assert_eq!(kept.flags[1] & MAY_PATCH, MAY_PATCH);
     }
 }

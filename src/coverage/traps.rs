@@ -20,8 +20,13 @@ extern "C" {
 
 /// Arm every site of `sites` (disarming whatever was armed).
 pub(super) fn arm(sites: &'static Sites) {
-    let flags = sites.patch_flags();
-    let why = unsafe { ctos_traps_arm(sites.addrs.as_ptr(), flags.as_ptr(), sites.len()) };
+    arm_these(&sites.addrs, &sites.patch_flags());
+}
+
+/// Arm these sites alone, with their patch flags (disarming whatever was armed).
+pub(super) fn arm_these(addrs: &[u64], flags: &[u8]) {
+    assert_eq!(addrs.len(), flags.len());
+    let why = unsafe { ctos_traps_arm(addrs.as_ptr(), flags.as_ptr(), addrs.len()) };
     if !why.is_null() {
         panic!("cannot arm coverage: {}", unsafe { std::ffi::CStr::from_ptr(why) }.to_string_lossy());
     }
@@ -41,13 +46,16 @@ pub fn patched() -> usize {
 /// an external `opt` can map it into its children too.
 pub struct TrapObserver {
     capacity: usize,
+    /// When a subset is armed: per armed site, its index in the table spectra count.
+    index: Option<Vec<u32>>,
     records: Vec<(std::fs::File, *mut u8)>,
     free: Vec<usize>,
 }
 
 impl TrapObserver {
-    pub(super) fn new(capacity: usize) -> TrapObserver {
-        TrapObserver { capacity, records: Vec::new(), free: Vec::new() }
+    /// An observer of `capacity` sites; `index` maps an armed subset's sites to theirs.
+    pub(super) fn new(capacity: usize, index: Option<Vec<u32>>) -> TrapObserver {
+        TrapObserver { capacity, index, records: Vec::new(), free: Vec::new() }
     }
 
     fn bytes(&self) -> usize {
@@ -93,9 +101,13 @@ impl Observer for TrapObserver {
         let record = self.records[slot].1;
         let n = unsafe { std::ptr::read_volatile(record as *const u64) } as usize;
         let n = n.min(self.capacity);
-        let hits = unsafe { std::slice::from_raw_parts(record.add(8) as *const u32, n) }.to_vec();
+        let hits = unsafe { std::slice::from_raw_parts(record.add(8) as *const u32, n) };
         self.free.push(slot);
-        hits
+        match &self.index {
+            // An index out of range is a record the child scribbled over: dropped, not trusted.
+            Some(index) => hits.iter().filter_map(|&h| index.get(h as usize).copied()).collect(),
+            None => hits.to_vec(),
+        }
     }
 }
 
