@@ -1,6 +1,7 @@
 //! What a localization costs the machine: user and system seconds, and evaluations per CPU
-//! second, of `locseq isolate` with coverage sites as patched jumps (the default) against
-//! every site an `int3` (`CTOS_COVERAGE_TRAPS=int3`, the mechanism before), side by side.
+//! second, of `locseq isolate` as it is (sites as patched jumps, code and data in huge
+//! pages) against every site an `int3` (`CTOS_COVERAGE_TRAPS=int3`, the mechanism before)
+//! and against 4 KiB pages (`CTOS_COVERAGE_SMALL_PAGES=1`), side by side.
 //!
 //!     cargo bench --bench isolate
 //!     CTOS_BENCH_BUGS=191714,180456 CTOS_BENCH_TIME=30 CTOS_BENCH_ROUNDS=3 cargo bench --bench isolate
@@ -35,15 +36,13 @@ fn children_cpu() -> (f64, f64) {
     (secs(usage.ru_utime), secs(usage.ru_stime))
 }
 
-fn isolate(locseq: &Path, bug: &Path, seconds: usize, int3: bool, opt: Option<&str>) -> Measured {
+fn isolate(locseq: &Path, bug: &Path, seconds: usize, env: &[(&str, &str)], opt: Option<&str>) -> Measured {
     let mut command = Command::new(locseq);
     command.arg("isolate").arg(bug).args(["--time", &seconds.to_string(), "-j", "2", "--json"]);
     if let Some(opt) = opt {
         command.args(["--opt", opt]);
     }
-    if int3 {
-        command.env("CTOS_COVERAGE_TRAPS", "int3");
-    }
+    command.envs(env.iter().copied());
     let (user0, sys0) = children_cpu();
     let out = command.stderr(Stdio::null()).output().expect("run locseq");
     let (user1, sys1) = children_cpu();
@@ -82,22 +81,25 @@ fn main() {
         opt.as_ref().map(|o| format!(" --opt {o}")).unwrap_or_default()
     );
     println!(
-        "{:<8} {:<8} {:>7} {:>7} {:>6} {:>6} {:>9} {:>6}",
-        "bug", "sites", "user s", "sys s", "sys %", "evals", "evals/cpu", "rank"
+        "{:<8} {:<9} {:>7} {:>7} {:>6} {:>6} {:>9} {:>6}",
+        "bug", "mode", "user s", "sys s", "sys %", "evals", "evals/cpu", "rank"
     );
     for bug in bugs.split(',') {
         let dir = bench.join(bug);
-        let mut modes: Vec<(String, &Path, bool)> =
-            vec![("int3".into(), &locseq, true), ("patched".into(), &locseq, false)];
+        let mut modes: Vec<(&str, &Path, &[(&str, &str)])> = vec![
+            ("current", &locseq, &[]),
+            ("int3", &locseq, &[("CTOS_COVERAGE_TRAPS", "int3")]),
+            ("4k pages", &locseq, &[("CTOS_COVERAGE_SMALL_PAGES", "1")]),
+        ];
         if let Some(base) = &baseline {
-            modes.push(("baseline".into(), base, false));
+            modes.push(("baseline", base, &[]));
         }
         let mut by_mode: Vec<Vec<Measured>> = modes.iter().map(|_| Vec::new()).collect();
         for round in 0..rounds {
             for k in 0..modes.len() {
                 let mode = (k + round) % modes.len();
-                let (_, binary, int3) = &modes[mode];
-                by_mode[mode].push(isolate(binary, &dir, seconds, *int3, opt.as_deref()));
+                let (_, binary, env) = &modes[mode];
+                by_mode[mode].push(isolate(binary, &dir, seconds, env, opt.as_deref()));
             }
         }
         let mut rates = vec![0.0; modes.len()];
@@ -108,16 +110,15 @@ fn main() {
             rates[mode] = median(runs.iter().map(|m| m.evaluations / (m.user + m.sys)).collect());
             let ranks: Vec<String> = runs.iter().map(|m| m.rank.to_string()).collect();
             println!(
-                "{bug:<8} {:<8} {user:>7.1} {sys:>7.1} {:>6.0} {evals:>6.0} {:>9.1} {:>6}",
+                "{bug:<8} {:<9} {user:>7.1} {sys:>7.1} {:>6.0} {evals:>6.0} {:>9.1} {:>6}",
                 modes[mode].0,
                 100.0 * sys / (user + sys),
                 rates[mode],
                 ranks.join(",")
             );
         }
-        println!("{bug:<8} evaluations per CPU second, patched / int3: {:.2}x", rates[1] / rates[0]);
-        if modes.len() > 2 {
-            println!("{bug:<8} evaluations per CPU second, patched / baseline: {:.2}x", rates[1] / rates[2]);
+        for (k, (name, ..)) in modes.iter().enumerate().skip(1) {
+            println!("{bug:<8} evaluations per CPU second, current / {name}: {:.2}x", rates[0] / rates[k]);
         }
     }
 }

@@ -44,7 +44,9 @@ if ! command -v cargo >/dev/null; then
 fi
 
 # A newer LLVM than the one linked, to test `--opt` with (tests/agent.rs).
-echo "setup: LLVM 23 at $(bash scripts/install-llvm23.sh)"
+# Its own line: a failure inside `echo "$(…)"` would not stop this script.
+llvm23=$(bash scripts/install-llvm23.sh)
+echo "setup: LLVM 23 at $llvm23"
 
 if [ -z "${SKIP_BUILD:-}" ]; then
   # .cargo/config.toml points llvm-sys at /usr/lib/llvm-22 and /usr/lib/llvm-19.

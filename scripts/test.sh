@@ -7,4 +7,6 @@ cd "$(dirname "$0")/.."
 status=0
 cargo test --release --locked --no-fail-fast || status=1
 cargo test --release --locked --no-fail-fast --no-default-features --features llvm19 --target-dir target/llvm19 || status=1
+# The benches are not run here (they time things), but they must still compile.
+cargo bench --locked --no-run || status=1
 exit $status

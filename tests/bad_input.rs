@@ -293,3 +293,37 @@ fn eval_of_the_current_bug_folder_works() {
     let bug = out.stdout.lines().find(|l| l.contains("\"type\":\"bug\"")).expect("a bug record");
     assert!(bug.contains(&format!("\"bug\":\"{id}\"")) && bug.contains("skipped"), "{bug}");
 }
+
+/// An `--opt` that never answers is refused (one line, status 2), not waited for forever.
+#[test]
+fn an_opt_that_never_answers_is_refused() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let hangs = dir.path().join("hangs");
+    std::fs::write(&hangs, "#!/bin/sh\nexec sleep 600\n").unwrap();
+    std::fs::set_permissions(&hangs, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let csmith = root().join("tests/data/csmith-12345.c");
+    let mut child = Command::new(CTOS)
+        .arg("run")
+        .arg(&csmith)
+        .args(["-p", "sroa", "--opt"])
+        .arg(&hangs)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A guard against the defect itself, far above the refusal's own limit.
+    let guard = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > guard {
+            child.kill().unwrap();
+            panic!("ctos run --opt {} still waiting after 120 s", hangs.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("did not answer"), "{stderr}");
+}

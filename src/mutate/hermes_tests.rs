@@ -19,10 +19,14 @@ fn clean_seeds(n: usize) -> Vec<(u64, String, String)> {
     let small = GenConfig { min_size: 0, ..GenConfig::default() };
     let mut out = Vec::new();
     let mut next = 1u64;
+    // Bounded: when csmith or the sanitizers fail, no seed is ever clean.
     while out.len() < n {
+        assert!(next < 1 + 40 * n as u64, "{} clean programs among csmith seeds 1..{next}", out.len());
         let batch: Vec<u64> = (next..next + 8).collect();
         next += 8;
-        for g in generate_many(&batch, &small, 2).into_iter().flatten() {
+        let generated = generate_many(&batch, &small, 2);
+        assert!(generated.iter().any(|g| g.is_ok()), "csmith made none of seeds {batch:?}");
+        for g in generated.into_iter().flatten() {
             let path = dir.path().join(format!("{}.c", g.seed));
             std::fs::write(&path, &g.source).unwrap();
             if let Screening::Clean { stdout, .. } = screen(&path, &Screen::default()) {

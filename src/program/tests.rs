@@ -100,7 +100,7 @@ fn screen_keeps_a_clean_csmith_program_and_its_checksum() {
     match screen(&path, &Screen::default()) {
         Screening::Clean { stdout, millis } => {
             assert!(stdout.starts_with("checksum = "), "{stdout}");
-            assert!(millis > 0.0 && millis < 10_000.0);
+            assert!(millis > 0.0 && millis <= Screen::default().timeout.as_secs_f64() * 1e3, "{millis} ms");
         }
         other => panic!("{other:?}"),
     }
@@ -128,9 +128,7 @@ fn screen_many_classifies_planted_programs_in_input_order() {
     .map(|(name, text)| write(dir.path(), name, text))
     .collect();
     let quick = Screen { timeout: Duration::from_millis(500), ..Screen::default() };
-    let started = Instant::now();
     let verdicts = screen_many(&sources, &quick, 2);
-    assert!(started.elapsed() < Duration::from_secs(20));
 
     match &verdicts[0] {
         Screening::Undefined(line) => assert!(line.contains("runtime error: signed integer overflow"), "{line}"),
@@ -162,48 +160,6 @@ fn screening_serializes_with_verdict_tags() {
     assert_eq!(json, r#"{"verdict":"undefined","detail":"x"}"#);
     let json = serde_json::to_string(&Screening::Timeout).unwrap();
     assert_eq!(json, r#"{"verdict":"timeout"}"#);
-}
-
-/// `cargo test --release --lib program::tests::timing -- --ignored --nocapture`
-#[test]
-#[ignore]
-fn timing() {
-    let seeds: Vec<u64> = (100..110).collect();
-    for generator in [Generator::Csmith, Generator::Swarm, Generator::SwarmV] {
-        let config = GenConfig { generator, ..GenConfig::default() };
-        let mut runs = Vec::new();
-        for jobs in [1, 2] {
-            let started = Instant::now();
-            let programs: Vec<Generated> =
-                generate_many(&seeds, &config, jobs).into_iter().map(Result::unwrap).collect();
-            let seconds = started.elapsed().as_secs_f64() / seeds.len() as f64;
-            let attempts: usize = programs.iter().map(|p| p.attempts).sum();
-            let kb: usize = programs.iter().map(|p| p.source.len()).sum::<usize>() / 1000 / seeds.len();
-            println!(
-                "generate {generator:?} jobs={jobs}: {seconds:.2} s/program, {attempts} csmith runs, {kb} KB mean"
-            );
-            runs.push(programs);
-        }
-        assert_eq!(runs[0], runs[1]);
-        let dir = tempfile::tempdir().unwrap();
-        let paths: Vec<PathBuf> =
-            runs[0].iter().map(|p| write(dir.path(), &format!("{}.c", p.seed), &p.source)).collect();
-        let mut verdicts = Vec::new();
-        for jobs in [1, 2] {
-            let started = Instant::now();
-            let v = screen_many(&paths, &Screen::default(), jobs);
-            let seconds = started.elapsed().as_secs_f64() / paths.len() as f64;
-            let clean = v.iter().filter(|s| matches!(s, Screening::Clean { .. })).count();
-            println!("screen {generator:?} jobs={jobs}: {seconds:.2} s/program, {clean}/{} clean", paths.len());
-            for (p, s) in runs[0].iter().zip(&v) {
-                if !matches!(s, Screening::Clean { .. }) {
-                    println!("  seed {}: {s:?}", p.seed);
-                }
-            }
-            verdicts.push(v.into_iter().map(|s| std::mem::discriminant(&s)).collect::<Vec<_>>());
-        }
-        assert_eq!(verdicts[0], verdicts[1]);
-    }
 }
 
 #[test]

@@ -468,7 +468,15 @@ impl Pool {
             }
             wire::OPT_DONE => {
                 ending.opt_millis = Some(child.started.elapsed().as_secs_f64() * 1e3);
-                let done: OptDone = serde_json::from_slice(&payload).expect("child sends valid OptDone");
+                // A child whose memory the optimizer corrupted may send anything: its run
+                // failed, and says so, rather than the pool.
+                let done: OptDone = match serde_json::from_slice(&payload) {
+                    Ok(done) => done,
+                    Err(e) => {
+                        ending.fatal = Some((ending.phase, format!("the child's report of its optimization is unreadable: {e}")));
+                        return;
+                    }
+                };
                 if child.exec_mode == ExecMode::AskParent {
                     child.awaiting_decision = true;
                     self.pending.push(Event::Optimized { id: child.id, ir_hash: done.ir_hash });

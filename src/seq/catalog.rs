@@ -69,8 +69,8 @@ impl Catalog {
     /// The catalog of the given LLVM major version (19 or 22), compiled in.
     pub fn for_llvm(major: u32) -> Result<Catalog, SeqError> {
         match major {
-            22 => Ok(Catalog::from_tables(major, LLVM22_TSV, O3_22, PRODUCTION_22)),
-            19 => Ok(Catalog::from_tables(major, LLVM19_TSV, O3_19, PRODUCTION_19)),
+            22 => Catalog::from_tables(major, LLVM22_TSV, O3_22, PRODUCTION_22).map_err(SeqError::Opt),
+            19 => Catalog::from_tables(major, LLVM19_TSV, O3_19, PRODUCTION_19).map_err(SeqError::Opt),
             other => Err(SeqError::NoCatalog(other)),
         }
     }
@@ -79,21 +79,24 @@ impl Catalog {
     /// not ours); the hand-written lists of `passes/` apply where their names exist.
     pub fn of_opt(opt: &std::path::Path, major: u32) -> Result<Catalog, SeqError> {
         let tables = super::print_passes::catalog_tables(opt, major).map_err(SeqError::Opt)?;
-        Ok(Catalog::from_tables(major, &tables.tsv, &tables.o3, &tables.production))
+        Catalog::from_tables(major, &tables.tsv, &tables.o3, &tables.production)
+            .map_err(|e| SeqError::Opt(format!("{}: {e}", opt.display())))
     }
 
     /// From the two generated tables (see [`super::print_passes`]) and `passes/`' lists.
-    fn from_tables(major: u32, tsv: &str, o3: &str, production: &str) -> Catalog {
+    fn from_tables(major: u32, tsv: &str, o3: &str, production: &str) -> Result<Catalog, String> {
         let mut entries = Vec::new();
         for line in data_lines(tsv) {
             let cols: Vec<&str> = line.split('\t').collect();
+            let malformed = || format!("a malformed line in its pass list: {line:?}");
             let [name, kind, levels, params] = cols[..] else {
-                panic!("malformed catalog line: {line:?}");
+                return Err(malformed());
             };
+            let levels = levels.split(',').map(|l| l.parse()).collect::<Result<_, _>>().map_err(|_| malformed())?;
             entries.push(Entry {
                 name: name.to_string(),
                 kind: if kind == "analysis" { Kind::Analysis } else { Kind::Pass },
-                levels: levels.split(',').map(|l| l.parse().expect("catalog level")).collect(),
+                levels,
                 params: (params != "-").then(|| params.to_string()),
             });
         }
@@ -163,7 +166,7 @@ impl Catalog {
         catalog.sets.insert("all".into(), all);
         catalog.sets.insert("safe".into(), safe);
         catalog.sets.insert("unsafe".into(), unsafe_);
-        catalog
+        Ok(catalog)
     }
 
     /// `name` or `name<params>` or `require<analysis>` names something this LLVM has.
@@ -246,5 +249,19 @@ impl Catalog {
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
         scored.dedup_by(|a, b| a.1 == b.1);
         scored.into_iter().take(3).map(|(_, n)| n.to_string()).collect()
+    }
+}
+
+#[cfg(test)]
+mod malformed_tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_pass_list_from_an_opt_is_an_error_that_names_the_line() {
+        for tsv in ["sroa\tpass\tfunction\n", "sroa\tpass\tfunction,x\t-\n"] {
+            let err = Catalog::from_tables(23, tsv, "", "").err().expect("an error, not a catalog");
+            assert!(err.contains("malformed") && err.contains("sroa"), "{err}");
+        }
+        assert!(Catalog::from_tables(23, "sroa\tpass\tfunction\t-\n", "", "").is_ok());
     }
 }

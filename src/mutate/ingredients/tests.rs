@@ -47,14 +47,11 @@ fn the_corpus_holds_every_kind_and_a_second_load_reads_the_cache() {
     }
     let cache = cache_file("reread");
     std::fs::write(&cache, b.cached.as_ref().expect("the build wrote its cache")).unwrap();
-    let started = Instant::now();
     // Sources that would build an empty corpus: only the cache can give the same content.
     let nothing = Sources { csmith_seeds: Vec::new(), files: Vec::new(), threads: 1 };
     let again = Corpus::load_or_build_at(Some(&cache), &nothing);
-    let took = started.elapsed();
     let _ = std::fs::remove_file(&cache);
     assert_eq!(&again.expect("the cached corpus"), b.corpus.as_ref());
-    assert!(took < b.took, "loading took {took:?}, building {:?}", b.took);
     assert!(Corpus::build(&nothing).is_err(), "an empty corpus must be an error");
 }
 

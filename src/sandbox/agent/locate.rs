@@ -78,11 +78,46 @@ pub fn identify(path: &Path) -> Result<(PathBuf, String)> {
     Ok((opt, version))
 }
 
+/// How long `opt --version` may take: any LLVM answers at once.
+const VERSION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 fn opt_version(opt: &Path) -> Result<String> {
-    let out = Command::new(opt)
+    let mut child = Command::new(opt)
         .arg("--version")
-        .output()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
         .with_context(|| format!("--opt {}: cannot run it", opt.display()))?;
+    let mut stdout = child.stdout.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut stdout, &mut text);
+        text
+    });
+    let deadline = std::time::Instant::now() + VERSION_TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "--opt {}: `--version` did not answer within {} s; is it an LLVM opt?",
+                opt.display(),
+                VERSION_TIMEOUT.as_secs()
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    // A grandchild that kept the pipe open would hold the reader: wait a moment, no more.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while !reader.is_finished() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let text = if reader.is_finished() { reader.join().unwrap_or_default() } else { Vec::new() };
+    let out = std::process::Output { status, stdout: text, stderr: Vec::new() };
     let text = String::from_utf8_lossy(&out.stdout);
     let version = text
         .lines()
