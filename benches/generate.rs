@@ -52,4 +52,3 @@ fn main() {
         assert_eq!(verdicts[0], verdicts[1]);
     }
 }
-

@@ -56,6 +56,29 @@ pub fn cache_dir(what: &str) -> Option<std::path::PathBuf> {
     Some(base.join("ctos").join(what))
 }
 
+/// Where in ctos's cache `what` facts about the file at `path` are kept: keyed by its path,
+/// size and modification time (a rebuilt LLVM gets new facts) and by `code`, the source of
+/// what derives them (changed code, new facts).
+pub fn cache_file_about(what: &str, path: &std::path::Path, code: &[&str], ext: &str) -> Option<std::path::PathBuf> {
+    let meta = std::fs::metadata(path).ok()?;
+    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+    let mut key = [path.as_os_str().as_encoded_bytes(), &meta.len().to_le_bytes(), &modified.to_le_bytes()].concat();
+    key.extend(code.iter().flat_map(|c| c.as_bytes()));
+    Some(cache_dir(what)?.join(format!("{:016x}.{ext}", xxhash_rust::xxh3::xxh3_64(&key))))
+}
+
+/// Keep `bytes` at `file` in the cache, or nothing: written aside and renamed, so that two
+/// ctos starting at once each read a whole file.
+pub fn store_in_cache(file: &std::path::Path, bytes: &[u8]) {
+    let aside = file.with_extension(format!("tmp.{}", std::process::id()));
+    let stored = file.parent().is_some_and(|d| std::fs::create_dir_all(d).is_ok())
+        && std::fs::write(&aside, bytes).is_ok()
+        && std::fs::rename(&aside, file).is_ok();
+    if !stored {
+        let _ = std::fs::remove_file(&aside);
+    }
+}
+
 pub fn host_cpu() -> String {
     TargetMachine::get_host_cpu_name().to_string()
 }

@@ -1,7 +1,7 @@
 //! Against the real csmith and clang.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::*;
 use crate::llvm::CFrontend;

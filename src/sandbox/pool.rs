@@ -439,14 +439,8 @@ impl Pool {
     }
 
     fn drain(&mut self, i: usize) {
-        let mut buf = [0u8; 64 * 1024];
-        loop {
-            let n = unsafe { libc::read(self.children[i].msg.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n <= 0 {
-                break;
-            }
-            self.children[i].decoder.push(&buf[..n as usize]);
-        }
+        let fd = self.children[i].msg.as_raw_fd();
+        self.children[i].decoder.read_from(fd);
         while let Some((tag, payload)) = self.children[i].decoder.next_message() {
             self.handle_message(i, tag, payload);
         }
@@ -473,7 +467,8 @@ impl Pool {
                 let done: OptDone = match serde_json::from_slice(&payload) {
                     Ok(done) => done,
                     Err(e) => {
-                        ending.fatal = Some((ending.phase, format!("the child's report of its optimization is unreadable: {e}")));
+                        ending.fatal =
+                            Some((ending.phase, format!("the child's report of its optimization is unreadable: {e}")));
                         return;
                     }
                 };

@@ -81,8 +81,20 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    pub fn push(&mut self, bytes: &[u8]) {
-        self.buffer.extend_from_slice(bytes);
+    /// Append what `fd` has now (until it would block or ends); whether it ended. Read
+    /// into the buffer's spare room: a zeroed buffer per read cost more than the reading.
+    pub fn read_from(&mut self, fd: std::os::fd::RawFd) -> bool {
+        const CHUNK: usize = 64 * 1024;
+        loop {
+            self.buffer.reserve(CHUNK);
+            let spare = self.buffer.spare_capacity_mut();
+            let n = unsafe { libc::read(fd, spare.as_mut_ptr().cast(), spare.len()) };
+            if n <= 0 {
+                return n == 0;
+            }
+            // The kernel wrote n bytes there.
+            unsafe { self.buffer.set_len(self.buffer.len() + n as usize) };
+        }
     }
 
     pub fn next_message(&mut self) -> Option<(u8, Vec<u8>)> {
@@ -123,4 +135,39 @@ pub fn decode_crash(payload: &[u8]) -> (i32, u64, Vec<u64>) {
     let addr = u64::from_le_bytes(payload[4..12].try_into().unwrap());
     let frames = payload[12..].chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
     (signal, addr, frames)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_larger_than_a_read_arrive_whole_and_in_order_until_the_writer_ends() {
+        let mut fds = [0; 2];
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // The reader's end only, as the pool's: the writer blocks while the pipe is full.
+        assert_eq!(unsafe { libc::fcntl(fds[0], libc::F_SETFL, libc::O_NONBLOCK) }, 0);
+        let big: Vec<u8> = (0..40_000u32).map(|i| i as u8).collect();
+        let writer = std::thread::spawn(move || {
+            send_raw(fds[1], 7, &big);
+            send_raw(fds[1], 9, b"done");
+            unsafe { libc::close(fds[1]) };
+            big
+        });
+        let mut decoder = Decoder::default();
+        let mut got = Vec::new();
+        loop {
+            let ended = decoder.read_from(fds[0]);
+            while let Some(m) = decoder.next_message() {
+                got.push(m);
+            }
+            if ended {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let big = writer.join().unwrap();
+        unsafe { libc::close(fds[0]) };
+        assert_eq!(got, vec![(7, big), (9, b"done".to_vec())]);
+    }
 }

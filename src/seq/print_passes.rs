@@ -233,32 +233,15 @@ pub fn catalog_tables(opt: &Path, major: u32) -> Result<CatalogTables, String> {
     }
     let tables = read_tables(opt, major)?;
     if let (Some(file), Ok(json)) = (cached, serde_json::to_vec(&tables)) {
-        // Written aside and renamed: two ctos starting at once each see a whole file.
-        let aside = file.with_extension(format!("tmp.{}", std::process::id()));
-        let stored = file.parent().is_some_and(|d| std::fs::create_dir_all(d).is_ok())
-            && std::fs::write(&aside, json).is_ok()
-            && std::fs::rename(&aside, &file).is_ok();
-        if !stored {
-            let _ = std::fs::remove_file(&aside);
-        }
+        crate::llvm::store_in_cache(&file, &json);
     }
     Ok(tables)
 }
 
-/// Where `opt`'s tables are cached: keyed by its path, size and modification time (a
-/// rebuilt trunk gets new tables) and by the code that reads them.
+/// Where `opt`'s tables are cached (by the code that reads them, too).
 fn cached_tables_file(opt: &Path) -> Option<std::path::PathBuf> {
-    let meta = std::fs::metadata(opt).ok()?;
-    let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
-    let key = [
-        opt.as_os_str().as_encoded_bytes(),
-        &meta.len().to_le_bytes(),
-        &modified.to_le_bytes(),
-        include_str!("print_passes.rs").as_bytes(),
-        include_str!("parse.rs").as_bytes(),
-    ]
-    .concat();
-    Some(crate::llvm::cache_dir("catalogs")?.join(format!("{:016x}.json", xxhash_rust::xxh3::xxh3_64(&key))))
+    let code = [include_str!("print_passes.rs"), include_str!("parse.rs")];
+    crate::llvm::cache_file_about("catalogs", opt, &code, "json")
 }
 
 /// The ten `opt` runs go at once: one after the other they took a third of a second.

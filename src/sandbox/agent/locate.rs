@@ -81,7 +81,22 @@ pub fn identify(path: &Path) -> Result<(PathBuf, String)> {
 /// How long `opt --version` may take: any LLVM answers at once.
 const VERSION_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// The version `opt` names, asked once per build of it (its start-up is a tenth of a short
+/// batch's time), then kept in ctos's cache.
 fn opt_version(opt: &Path) -> Result<String> {
+    let cached = crate::llvm::cache_file_about("versions", opt, &[include_str!("locate.rs")], "txt");
+    let known = cached.as_ref().and_then(|f| std::fs::read_to_string(f).ok());
+    if let Some(version) = known.filter(|v| !v.is_empty() && v.split('.').all(|n| !n.is_empty())) {
+        return Ok(version);
+    }
+    let version = ask_opt_version(opt)?;
+    if let Some(file) = cached {
+        crate::llvm::store_in_cache(&file, version.as_bytes());
+    }
+    Ok(version)
+}
+
+fn ask_opt_version(opt: &Path) -> Result<String> {
     let mut child = Command::new(opt)
         .arg("--version")
         .stdin(std::process::Stdio::null())

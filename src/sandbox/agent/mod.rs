@@ -141,16 +141,21 @@ impl Agent {
     }
 
     fn receive(&self) -> std::io::Result<Vec<u8>> {
-        let mut buf = vec![0u8; MAX_REPLY];
+        // Room, not zeroes: a megabyte zeroed per request cost more than the request.
+        let mut buf: Vec<u8> = Vec::with_capacity(MAX_REPLY);
         loop {
-            match socket::recv(self.control.as_raw_fd(), &mut buf, MsgFlags::empty()) {
-                Ok(0) => return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the agent is gone")),
-                Ok(n) => {
-                    buf.truncate(n);
+            let n = unsafe { libc::recv(self.control.as_raw_fd(), buf.as_mut_ptr().cast(), MAX_REPLY, 0) };
+            match n {
+                0 => return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the agent is gone")),
+                n if n > 0 => {
+                    // The kernel wrote n bytes there.
+                    unsafe { buf.set_len(n as usize) };
                     return Ok(buf);
                 }
-                Err(nix::errno::Errno::EINTR) => continue,
-                Err(e) => return Err(e.into()),
+                _ => match std::io::Error::last_os_error() {
+                    e if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    e => return Err(e),
+                },
             }
         }
     }
