@@ -201,6 +201,9 @@ fn an_interrupted_campaign_resumes_without_losing_or_redoing_pairs() {
         assert!(start.elapsed() < Duration::from_secs(120), "the campaign made no progress");
         assert!(child.try_wait().unwrap().is_none(), "the campaign ended before it could be interrupted");
     }
+    // Frozen where it is: a fast machine would otherwise finish the plan while the page is
+    // made, and there would be nothing left to resume (its workers' results wait unread).
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGSTOP) }, 0);
     // Its page, while it runs: read-only, as of the last commit.
     let page = work.path().join("running.html");
     let (code, _, stderr) = ctos(&["report", out.to_str().unwrap(), "--html", page.to_str().unwrap()]);
