@@ -77,7 +77,7 @@ pub fn begin(tool: &str, seed: Option<u64>, opt: Option<&ExternalOpt>) -> Result
     let begin = Begin {
         tool,
         format: FORMAT,
-        llvm_version: opt.map_or_else(crate::llvm::version_string, |o| o.version.clone()),
+        llvm_version: ExternalOpt::version_or_linked(opt),
         opt: opt.map(|o| o.opt.display().to_string()),
         seed,
         command: std::env::args().collect(),

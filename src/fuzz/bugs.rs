@@ -386,7 +386,7 @@ fn with_handoff(mut outcome: serde_json::Value, c: &Campaign, program: &str, red
         "llvm_args": c.config.llvm_options(),
         "verify_each": c.config.verify_each,
         "opt": c.opt.as_ref().map(|o| &o.opt),
-        "llvm_version": c.opt.as_ref().map_or_else(crate::llvm::version_string, |o| o.version.clone()),
+        "llvm_version": crate::sandbox::agent::ExternalOpt::version_or_linked(c.opt.as_ref()),
     });
     if let (Some(o), serde_json::Value::Object(f)) = (outcome.as_object_mut(), facts) {
         o.extend(f);

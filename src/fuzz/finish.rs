@@ -159,7 +159,7 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
 fn llvms(c: &Campaign) -> (Vec<Option<ExternalOpt>>, Vec<(PathBuf, String)>) {
     let mut all: Vec<Option<ExternalOpt>> = vec![None];
     all.extend(c.opt.clone().map(Some));
-    let version = |o: &Option<ExternalOpt>| o.as_ref().map_or_else(crate::llvm::version_string, |o| o.version.clone());
+    let version = |o: &Option<ExternalOpt>| ExternalOpt::version_or_linked(o.as_ref());
     let mut missing = Vec::new();
     for path in &c.config.also_opt {
         match locate_also(path) {

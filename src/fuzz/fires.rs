@@ -99,7 +99,7 @@ fn version_key(version: &str) -> Vec<u32> {
 }
 
 fn fires_on(r: &Reproducer, opt: Option<&ExternalOpt>) -> FiresOn {
-    let llvm = opt.map_or_else(crate::llvm::version_string, |o| o.version.clone());
+    let llvm = ExternalOpt::version_or_linked(opt);
     let mut answer = FiresOn::blank(llvm, opt.map(|o| o.opt.clone()));
     let Err(e) = judge(r.program, r.pipeline, r, opt, &mut answer) else { return answer };
     let why = first_part(&format!("{e:#}"));

@@ -250,7 +250,7 @@ pub fn start(dir: &Path, config: CampaignConfig, run: RunOptions) -> Result<()> 
     let result = (|| {
         let store = Store::open(&dir.join(DB))?;
         store.set_meta("config", &serde_json::to_string(&config)?)?;
-        store.set_meta("llvm_version", &llvm_version(opt.as_ref()))?;
+        store.set_meta("llvm_version", &ExternalOpt::version_or_linked(opt.as_ref()))?;
         store.set_meta("created", &store::now())?;
         if let Some(sequences) = &checked.sequences {
             store.set_meta("sequences", &serde_json::to_string(sequences)?)?;
@@ -322,7 +322,7 @@ pub fn resume(dir: &Path, run: RunOptions, more_iterations: Option<usize>) -> Re
         serde_json::from_str(&store.get_meta("config")?.context("the campaign has no configuration")?)?;
     let version = store.get_meta("llvm_version")?.unwrap_or_default();
     let opt = locate_opt(&config)?;
-    if version != llvm_version(opt.as_ref()) {
+    if version != ExternalOpt::version_or_linked(opt.as_ref()) {
         let now = match &opt {
             Some(o) => format!("{} is LLVM {}", o.opt.display(), o.version),
             None => format!("this ctos links LLVM {}", crate::llvm::version_string()),
@@ -347,11 +347,6 @@ pub fn resume(dir: &Path, run: RunOptions, more_iterations: Option<usize>) -> Re
 /// The `opt` a campaign tests, if not the linked LLVM (its agent built if need be).
 fn locate_opt(config: &CampaignConfig) -> Result<Option<ExternalOpt>> {
     config.opt.as_deref().map(ExternalOpt::locate).transpose()
-}
-
-/// The version of the LLVM under test.
-fn llvm_version(opt: Option<&ExternalOpt>) -> String {
-    opt.map_or_else(crate::llvm::version_string, |o| o.version.clone())
 }
 
 /// `opt`: the campaign's, located by the caller.

@@ -213,7 +213,7 @@ pub fn evaluate_bug(bug: &BenchBug, strategy: Strategy, setup: &EvalSetup, progr
 fn attempts(bug: &BenchBug, strategy: Strategy, setup: &EvalSetup, progress: &mut dyn Progress) -> Result<BugOutcome> {
     let EvalSetup { base, repeat, jobs, limits, catalog, opt } = setup;
     let (repeat, jobs, limits, catalog) = (*repeat, *jobs, *limits, *catalog);
-    let major = opt.as_ref().map_or(crate::llvm::version().0, ExternalOpt::major);
+    let major = ExternalOpt::major_or_linked(opt.as_ref());
     if !bug.versions.is_empty() && !bug.versions.contains(&major) {
         let fires: Vec<String> = bug.versions.iter().map(u32::to_string).collect();
         return Ok(BugOutcome::Skipped { reason: format!("fires on LLVM {}, not on {major}", fires.join(", ")) });

@@ -67,7 +67,7 @@ struct Summary<'a> {
 
 pub fn main(args: EvalArgs) -> Result<ExitCode> {
     let opt = args.opt.as_deref().map(ExternalOpt::locate).transpose()?;
-    let major = opt.as_ref().map_or(ctos::llvm::version().0, ExternalOpt::major);
+    let major = ExternalOpt::major_or_linked(opt.as_ref());
     let catalog = ctos::program::catalog_for(opt.as_ref())?;
     let mut bugs = read_bench(&args.bench, major)?;
     if bugs.is_empty() {
@@ -130,7 +130,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
     }
     ctos::outln!(
         "LLVM {}{}, {} s of search per bug, {} repeat(s)\n",
-        opt.as_ref().map_or_else(ctos::llvm::version_string, |o| o.version.clone()),
+        ExternalOpt::version_or_linked(opt.as_ref()),
         opt.as_ref().map(|o| format!(" ({})", o.opt.display())).unwrap_or_default(),
         args.search.time.as_secs_f64(),
         args.repeat

@@ -177,7 +177,7 @@ fn target(args: &IsolateArgs) -> Result<Target> {
     }
     let opt_path = args.input.opt.clone();
     let major = match &opt_path {
-        Some(opt) => ExternalOpt::locate(opt)?.version.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0),
+        Some(opt) => ExternalOpt::locate(opt)?.major(),
         None => ctos::llvm::version().0,
     };
     let bug = BenchBug::read(dir, major)?;
