@@ -169,6 +169,21 @@ const uint64_t HugePage = uint64_t(2) << 20;
 // A zero-filled array in a mapping of its own, in huge pages where the kernel gives them:
 // a fork copies one entry per 2 MiB of it instead of 512 (the tables hold millions of
 // sites), and pages never written are never present.
+// A private anonymous mapping of `Bytes` (a multiple of 2 MiB) at a 2 MiB boundary, in
+// huge pages where the kernel gives them; null if none.
+inline void *mapHugeAligned(size_t Bytes) {
+  void *P = mmap(nullptr, Bytes + HugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (P == MAP_FAILED)
+    return nullptr;
+  uint64_t At = reinterpret_cast<uint64_t>(P), Start = (At + HugePage - 1) & ~(HugePage - 1);
+  if (Start > At)
+    munmap(P, Start - At);
+  if (At + HugePage > Start)
+    munmap(reinterpret_cast<void *>(Start + Bytes), At + HugePage - Start);
+  madvise(reinterpret_cast<void *>(Start), Bytes, MADV_HUGEPAGE);
+  return reinterpret_cast<void *>(Start);
+}
+
 template <typename T> class Table {
   T *Data = nullptr;
   size_t N = 0, Bytes = 0;
@@ -179,16 +194,9 @@ public:
     if (Count == 0)
       return;
     Bytes = (Count * sizeof(T) + HugePage - 1) & ~(HugePage - 1);
-    void *P = mmap(nullptr, Bytes + HugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (P == MAP_FAILED)
+    Data = static_cast<T *>(mapHugeAligned(Bytes));
+    if (!Data)
       abort();
-    uint64_t Start = (reinterpret_cast<uint64_t>(P) + HugePage - 1) & ~(HugePage - 1);
-    if (Start > reinterpret_cast<uint64_t>(P))
-      munmap(P, Start - reinterpret_cast<uint64_t>(P));
-    if (reinterpret_cast<uint64_t>(P) + HugePage > Start)
-      munmap(reinterpret_cast<void *>(Start + Bytes), reinterpret_cast<uint64_t>(P) + HugePage - Start);
-    madvise(reinterpret_cast<void *>(Start), Bytes, MADV_HUGEPAGE);
-    Data = reinterpret_cast<T *>(Start);
     N = Count;
   }
   void release() {
@@ -355,31 +363,38 @@ inline void *mapAt(uint64_t Addr, size_t Size) {
   return P;
 }
 
+// The whole 2 MiB ranges inside this process's mappings that `Wanted(Perms, Name)`
+// chooses (`Perms` as /proc/self/maps writes them, `Name` the path or "[heap]", "" if none).
+template <typename F> std::vector<std::pair<uint64_t, uint64_t>> hugeRangesOf(F Wanted) {
+  std::vector<std::pair<uint64_t, uint64_t>> Ranges;
+  FILE *Maps = fopen("/proc/self/maps", "r");
+  if (!Maps)
+    return Ranges;
+  char Line[512];
+  while (fgets(Line, sizeof Line, Maps)) {
+    unsigned long long Start, End;
+    char Perms[5] = {};
+    int Name = 0;
+    if (sscanf(Line, "%llx-%llx %4s %*s %*s %*s %n", &Start, &End, Perms, &Name) < 3 || Name == 0)
+      continue;
+    Line[strcspn(Line, "\n")] = '\0';
+    uint64_t A = (uint64_t(Start) + HugePage - 1) & ~(HugePage - 1), B = uint64_t(End) & ~(HugePage - 1);
+    if (A < B && Wanted(Perms, Line + Name))
+      Ranges.push_back({A, B});
+  }
+  fclose(Maps);
+  return Ranges;
+}
+
 // The parent's private memory in huge pages where it is 2 MiB-aligned and whole (the
 // heap with the module, the site tables): a fork copies its page table too, and what
 // the parent no longer writes stays huge. Costs a copy of it, once per arm.
 inline void dataInHugePages() {
   const int Collapse = 25; // MADV_COLLAPSE, Linux 6.1; older kernels refuse it, harmlessly
-  FILE *Maps = fopen("/proc/self/maps", "r");
-  if (!Maps)
-    return;
-  std::vector<std::pair<uint64_t, uint64_t>> Ranges;
-  char Line[512];
-  while (fgets(Line, sizeof Line, Maps)) {
-    unsigned long long Start, End, Offset;
-    char Perms[5] = {};
-    int Name = 0;
-    if (sscanf(Line, "%llx-%llx %4s %llx %*s %*s %n", &Start, &End, Perms, &Offset, &Name) < 4)
-      continue;
-    // Private, writable, not code, and anonymous (no path) or the heap.
-    bool Anonymous = Line[Name] == '\n' || Line[Name] == '\0' || strncmp(Line + Name, "[heap]", 6) == 0;
-    if (Perms[1] != 'w' || Perms[2] == 'x' || Perms[3] != 'p' || !Anonymous)
-      continue;
-    uint64_t A = (uint64_t(Start) + HugePage - 1) & ~(HugePage - 1), B = uint64_t(End) & ~(HugePage - 1);
-    if (A < B)
-      Ranges.push_back({A, B});
-  }
-  fclose(Maps);
+  // Private, writable, not code, and anonymous (no path) or the heap.
+  auto Ranges = hugeRangesOf([](const char *Perms, const char *Name) {
+    return Perms[1] == 'w' && Perms[2] != 'x' && Perms[3] == 'p' && (!*Name || strcmp(Name, "[heap]") == 0);
+  });
   for (auto [A, B] : Ranges) {
     madvise(reinterpret_cast<void *>(A), B - A, MADV_HUGEPAGE);
     madvise(reinterpret_cast<void *>(A), B - A, Collapse);
@@ -398,36 +413,18 @@ inline void codeInHugePages(uint64_t Lo, uint64_t Hi) {
   if (Done)
     return;
   Done = true;
-  FILE *Maps = fopen("/proc/self/maps", "r");
-  if (!Maps)
-    return;
-  std::vector<std::pair<uint64_t, uint64_t>> Moves;
-  char Line[512];
-  while (fgets(Line, sizeof Line, Maps)) {
-    unsigned long long Start, End;
-    char Perms[5] = {};
-    if (sscanf(Line, "%llx-%llx %4s", &Start, &End, Perms) != 3 || Perms[2] != 'x')
-      continue;
-    uint64_t A = (uint64_t(Start) + HugePage - 1) & ~(HugePage - 1), B = uint64_t(End) & ~(HugePage - 1);
-    if (A < B && A <= Hi && B > Lo)
-      Moves.push_back({A, B});
-  }
-  fclose(Maps);
+  auto Moves = hugeRangesOf([](const char *Perms, const char *) { return Perms[2] == 'x'; });
   for (auto [A, B] : Moves) {
-    size_t Size = B - A;
-    void *P = mmap(nullptr, Size + HugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (P == MAP_FAILED)
+    if (A > Hi || B <= Lo)
       continue;
-    uint64_t T = (reinterpret_cast<uint64_t>(P) + HugePage - 1) & ~(HugePage - 1);
-    if (T > reinterpret_cast<uint64_t>(P))
-      munmap(P, T - reinterpret_cast<uint64_t>(P));
-    munmap(reinterpret_cast<void *>(T + Size), reinterpret_cast<uint64_t>(P) + HugePage - T);
-    madvise(reinterpret_cast<void *>(T), Size, MADV_HUGEPAGE);
-    memcpy(reinterpret_cast<void *>(T), reinterpret_cast<const void *>(A), Size);
-    if (mprotect(reinterpret_cast<void *>(T), Size, PROT_READ | PROT_WRITE | PROT_EXEC) != 0 ||
-        mremap(reinterpret_cast<void *>(T), Size, Size, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void *>(A)) ==
-            MAP_FAILED)
-      munmap(reinterpret_cast<void *>(T), Size);
+    size_t Size = B - A;
+    void *T = mapHugeAligned(Size);
+    if (!T)
+      continue;
+    memcpy(T, reinterpret_cast<const void *>(A), Size);
+    if (mprotect(T, Size, PROT_READ | PROT_WRITE | PROT_EXEC) != 0 ||
+        mremap(T, Size, Size, MREMAP_MAYMOVE | MREMAP_FIXED, reinterpret_cast<void *>(A)) == MAP_FAILED)
+      munmap(T, Size);
   }
 }
 
@@ -496,7 +493,9 @@ inline std::string arm(const uint64_t *Addrs, const uint8_t *Flags, size_t N) {
       return "the sites are not sorted";
   if (N == 0)
     return "";
-  if (!getenv("CTOS_COVERAGE_SMALL_PAGES"))
+  // CTOS_COVERAGE_SMALL_PAGES=1: pages as they were, to measure what huge ones save.
+  const bool Huge = !getenv("CTOS_COVERAGE_SMALL_PAGES");
+  if (Huge)
     codeInHugePages(Addrs[0], Addrs[N - 1]);
   const uint64_t Page = uint64_t(sysconf(_SC_PAGESIZE));
   uint64_t Last = ~uint64_t(0);
@@ -583,7 +582,7 @@ inline std::string arm(const uint64_t *Addrs, const uint8_t *Flags, size_t N) {
   S.NSites = N;
   for (size_t I = 0; I < N; ++I)
     arm(I);
-  if (!getenv("CTOS_COVERAGE_SMALL_PAGES"))
+  if (Huge)
     dataInHugePages();
   return "";
 }
