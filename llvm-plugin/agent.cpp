@@ -316,6 +316,7 @@ struct Agent {
       return "cannot create a target machine for '" + TT.str() + "' cpu '" + Cpu + "'";
     if (M.getDataLayout().isDefault())
       M.setDataLayout(Machine->createDataLayout());
+    ctosBuildSubtargets(M, Machine);
     return "";
   }
 

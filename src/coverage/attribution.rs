@@ -14,6 +14,9 @@ pub struct LlvmFunction {
     /// Runtime address of its first instruction.
     pub addr: u64,
     pub size: u64,
+    /// The bytes after it, up to the next 16-byte boundary, that no other function holds
+    /// ([`padding_after`]).
+    pub padding: u64,
     pub mangled: String,
     /// Index into [`Attribution::files`]; `None` for code several archive members define
     /// (templates, inline header code, a few duplicate local names): whichever copy the
@@ -51,6 +54,15 @@ impl Table {
             owner => Owner::File(&self.files[owner as usize]),
         })
     }
+}
+
+/// The alignment padding after a function that ends at `end`, when the next function
+/// starts at `next`: the bytes up to the next 16-byte boundary that no function holds.
+/// Nothing runs there, so a patched jump at the function's last block may cover them
+/// (src/coverage/traps.h); whether they read as padding is checked with the code.
+pub(super) fn padding_after(end: u64, next: Option<u64>) -> u64 {
+    let boundary = end.next_multiple_of(16);
+    next.map_or(boundary, |next| next.clamp(end, boundary)) - end
 }
 
 /// Source files numbered in the order they are first met.
@@ -105,7 +117,8 @@ impl Attribution {
         let symbols = Symbolizer::this_process();
         let mut files = FileIds::default();
         let mut functions = Vec::new();
-        for (link_addr, size, name) in symbols.functions() {
+        let all = symbols.functions();
+        for (k, (link_addr, size, name)) in all.iter().enumerate() {
             if *size == 0 {
                 continue;
             }
@@ -114,7 +127,9 @@ impl Attribution {
                 Some(Owner::Shared) => None,
                 Some(Owner::File(path)) => Some(files.id(path)),
             };
-            functions.push(LlvmFunction { addr: link_addr + symbols.bias, size: *size, mangled: name.clone(), file });
+            let padding = padding_after(link_addr + size, all.get(k + 1).map(|next| next.0));
+            let addr = link_addr + symbols.bias;
+            functions.push(LlvmFunction { addr, size: *size, padding, mangled: name.clone(), file });
         }
         functions.sort_by_key(|f| f.addr);
         Attribution { files: files.files, functions, unattributed_note: None }

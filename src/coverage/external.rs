@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result};
 use object::{Object, ObjectSection, SectionKind};
 
-use super::attribution::{read_table, Attribution, FileIds, LlvmFunction, Owner};
+use super::attribution::{padding_after, read_table, Attribution, FileIds, LlvmFunction, Owner};
 use super::dwarf::{debug_file_of, map, UnitFiles};
 use super::sites::{sites_of, Sites};
 use super::Granularity;
@@ -52,7 +52,9 @@ pub(super) fn external_sites(objects: &[(u64, PathBuf)], version: &str, granular
                 path.display()
             ));
         }
-        for f in symbols.into_iter().filter(|f| f.size > 0) {
+        let starts: Vec<u64> = symbols.iter().map(|f| f.addr).collect();
+        for (k, f) in symbols.into_iter().enumerate().filter(|(_, f)| f.size > 0) {
+            let padding = padding_after(f.addr + f.size, starts.get(k + 1).copied());
             // Weak definitions are inline and template code: whichever copy the linker kept
             // says nothing about the file a fix would touch (as for the linked LLVM).
             let file = match (&units, &table) {
@@ -64,7 +66,7 @@ pub(super) fn external_sites(objects: &[(u64, PathBuf)], version: &str, granular
                 },
                 (None, None) => None,
             };
-            functions.push(LlvmFunction { addr: f.addr + bias, size: f.size, mangled: f.name, file });
+            functions.push(LlvmFunction { addr: f.addr + bias, size: f.size, padding, mangled: f.name, file });
         }
     }
     functions.sort_by_key(|f| f.addr);
@@ -75,8 +77,9 @@ pub(super) fn external_sites(objects: &[(u64, PathBuf)], version: &str, granular
     let code_of = |f: &LlvmFunction| -> Option<&[u8]> {
         let (start, bytes) = code[..code.partition_point(|c| c.0 <= f.addr)].last()?;
         let offset = (f.addr - start) as usize;
-        bytes.get(offset..offset + f.size as usize)
+        let end = (offset + (f.size + f.padding) as usize).min(bytes.len());
+        bytes.get(offset..end).filter(|code| code.len() >= f.size as usize)
     };
-    let (addrs, function, reached) = sites_of(&attribution, granularity, code_of);
-    Ok(Sites { granularity, attribution, addrs, function, reached })
+    let (addrs, function, flags) = sites_of(&attribution, granularity, code_of);
+    Ok(Sites { granularity, attribution, addrs, function, flags })
 }

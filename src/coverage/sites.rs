@@ -1,6 +1,6 @@
 //! Where breakpoints go: every LLVM function entry, or every basic-block start.
 
-use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction};
+use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic};
 
 use super::attribution::{Attribution, LlvmFunction};
 use super::Granularity;
@@ -12,10 +12,9 @@ pub struct Sites {
     pub attribution: Attribution,
     pub addrs: Vec<u64>,
     pub function: Vec<u32>,
-    /// Per site, [`FOLLOWS`] if the code from the site before it runs into it without a
-    /// branch, call or return, [`TARGET`] if code elsewhere jumps or calls to it (blocks
-    /// only; see src/coverage/traps.h).
-    pub(super) reached: Vec<u8>,
+    /// Per site, how src/coverage/traps.h may arm it: [`MAY_PATCH`], [`FOLLOWS`],
+    /// [`FALLS_IN`], [`TARGET`].
+    pub(super) flags: Vec<u8>,
 }
 
 impl Sites {
@@ -24,25 +23,20 @@ impl Sites {
     pub fn new(granularity: Granularity) -> Sites {
         let attribution = Attribution::of_this_process();
         // The code is mapped in this process; it is read before any breakpoint is armed.
-        let code = |f: &LlvmFunction| Some(unsafe { std::slice::from_raw_parts(f.addr as *const u8, f.size as usize) });
-        let (addrs, function, reached) = sites_of(&attribution, granularity, code);
-        Sites { granularity, attribution, addrs, function, reached }
+        let code = |f: &LlvmFunction| {
+            Some(unsafe { std::slice::from_raw_parts(f.addr as *const u8, (f.size + f.padding) as usize) })
+        };
+        let (addrs, function, flags) = sites_of(&attribution, granularity, code);
+        Sites { granularity, attribution, addrs, function, flags }
     }
 
-    /// Per site, how src/coverage/traps.h may arm it: [`MAY_PATCH`] where its function
-    /// holds the 5 bytes of a patched jump from the site on (a patch must not spill into
-    /// the next function), and how it is reached ([`FOLLOWS`], [`TARGET`]). With
+    /// Per site, how src/coverage/traps.h may arm it ([`Sites::flags`]). With
     /// `CTOS_COVERAGE_TRAPS=int3`, no patches: every site an `int3`, the mechanism patches
     /// replaced, to compare the two (benches/isolate.rs).
     pub fn patch_flags(&self) -> Vec<u8> {
         let int3_only = std::env::var_os("CTOS_COVERAGE_TRAPS").is_some_and(|v| v == "int3");
-        (self.addrs.iter().zip(&self.function).zip(&self.reached))
-            .map(|((&a, &f), &reached)| {
-                let f = &self.attribution.functions[f as usize];
-                let room = a + 5 <= f.addr + f.size && !int3_only;
-                u8::from(room) * MAY_PATCH | reached
-            })
-            .collect()
+        let keep = if int3_only { !MAY_PATCH } else { u8::MAX };
+        self.flags.iter().map(|&f| f & keep).collect()
     }
 
     /// The sites `keep` selects, as src/coverage/traps.h arms them alone: addresses, patch
@@ -103,16 +97,23 @@ pub struct ArmedSubset {
     pub index: Vec<u32>,
 }
 
-/// A [`Sites::patch_flags`] bit: the site may be a patched jump.
+/// A [`Sites::patch_flags`] bit: the 5 bytes of a patched jump from the site on are its
+/// function's, or the alignment padding after it (a patch must not spill into the next
+/// function).
 pub const MAY_PATCH: u8 = 1;
-/// A [`Sites::patch_flags`] bit: the site before it runs into it.
+/// A [`Sites::patch_flags`] bit: the site before it runs into it (blocks within a patch's
+/// reach, no branch, call or return between).
 pub const FOLLOWS: u8 = 2;
 /// A [`Sites::patch_flags`] bit: a direct jump or call elsewhere reaches it.
 pub const TARGET: u8 = 4;
+/// A [`Sites::patch_flags`] bit: the instruction before it may go on into it (it is no
+/// jump, return or trap): a fall-through block, reached from the code before it alone
+/// unless it is also a [`TARGET`].
+pub const FALLS_IN: u8 = 8;
 
 /// The sites of `granularity` over the functions of `attribution`, whose bytes `code`
-/// gives (None: the function is left out of block sites): addresses, functions, and how
-/// each is reached (see [`Sites::reached`]).
+/// gives, the padding after them included (None: the function is left out of block
+/// sites): addresses, functions, and flags (see [`Sites::flags`]).
 pub(super) fn sites_of<'a>(
     attribution: &Attribution,
     granularity: Granularity,
@@ -121,10 +122,43 @@ pub(super) fn sites_of<'a>(
     match granularity {
         Granularity::Functions => {
             let n = attribution.functions.len();
-            (attribution.functions.iter().map(|f| f.addr).collect(), (0..n as u32).collect(), vec![TARGET; n])
+            let flags = attribution.functions.iter().map(|f| {
+                let room = code(f).map_or(f.size, |code| f.size + padding_in(code, f.size));
+                u8::from(room >= 5) * MAY_PATCH | TARGET
+            });
+            (attribution.functions.iter().map(|f| f.addr).collect(), (0..n as u32).collect(), flags.collect())
         }
         Granularity::Blocks => block_leaders(attribution, code),
     }
+}
+
+/// How many of the bytes after a function's `size` in `code` are padding: no-ops or
+/// traps the padding is made of, whole.
+fn padding_in(code: &[u8], size: u64) -> u64 {
+    let Some(after) = code.get(size as usize..) else { return 0 };
+    let mut decoder = Decoder::with_ip(64, after, 0, DecoderOptions::NONE);
+    let mut instr = Instruction::default();
+    let mut padding = 0;
+    while decoder.can_decode() {
+        decoder.decode_out(&mut instr);
+        if instr.is_invalid() || !matches!(instr.mnemonic(), Mnemonic::Nop | Mnemonic::Int3) {
+            break;
+        }
+        padding = instr.next_ip();
+    }
+    padding
+}
+
+/// Whether the instruction of this flow may go on into the one after it.
+fn goes_on(flow: FlowControl) -> bool {
+    !matches!(
+        flow,
+        FlowControl::UnconditionalBranch
+            | FlowControl::IndirectBranch
+            | FlowControl::Return
+            | FlowControl::Interrupt
+            | FlowControl::Exception
+    )
 }
 
 /// Block leaders by a linear sweep of each function: the entry, branch targets inside
@@ -140,18 +174,20 @@ fn block_leaders<'a>(
 ) -> (Vec<u64>, Vec<u32>, Vec<u8>) {
     let mut addrs = Vec::new();
     let mut function = Vec::new();
-    let mut reached = Vec::new();
+    let mut flags = Vec::new();
     let mut starts = Vec::new();
-    let mut plain = Vec::new();
+    let mut flows = Vec::new();
     let mut leaders = Vec::new();
     let mut targets = Vec::new();
     for (fi, f) in attribution.functions.iter().enumerate() {
         let Some(code) = code_of(f) else { continue };
         let end = f.addr + f.size;
+        let room_end = end + padding_in(code, f.size);
+        let code = &code[..(f.size as usize).min(code.len())];
         let mut decoder = Decoder::with_ip(64, code, f.addr, DecoderOptions::NONE);
         let mut instr = Instruction::default();
         starts.clear();
-        plain.clear();
+        flows.clear();
         leaders.clear();
         targets.clear();
         leaders.push(f.addr);
@@ -162,7 +198,7 @@ fn block_leaders<'a>(
                 break;
             }
             starts.push(instr.ip());
-            plain.push(instr.flow_control() == FlowControl::Next);
+            flows.push(instr.flow_control());
             match instr.flow_control() {
                 FlowControl::ConditionalBranch | FlowControl::UnconditionalBranch => {
                     let target = instr.near_branch_target();
@@ -189,14 +225,21 @@ fn block_leaders<'a>(
             }
             let runs_in = addrs.len() > first && leader - addrs[addrs.len() - 1] < 5 && {
                 let from = starts.binary_search(&addrs[addrs.len() - 1]).unwrap_or(at);
-                plain[from..at].iter().all(|&p| p)
+                flows[from..at].iter().all(|&flow| flow == FlowControl::Next)
             };
+            let falls_in = at > 0 && goes_on(flows[at - 1]);
+            let target = targets.binary_search(&leader).is_ok();
             addrs.push(leader);
             function.push(fi as u32);
-            reached.push(u8::from(runs_in) * FOLLOWS | u8::from(targets.binary_search(&leader).is_ok()) * TARGET);
+            flags.push(
+                u8::from(leader + 5 <= room_end) * MAY_PATCH
+                    | u8::from(runs_in) * FOLLOWS
+                    | u8::from(falls_in) * FALLS_IN
+                    | u8::from(target) * TARGET,
+            );
         }
     }
-    (addrs, function, reached)
+    (addrs, function, flags)
 }
 
 #[cfg(test)]
@@ -212,6 +255,7 @@ impl Sites {
             .map(|(i, &file)| LlvmFunction {
                 addr: 0x1000 * (i as u64 + 1),
                 size: 0x100,
+                padding: 0,
                 mangled: format!("f{i}"),
                 file,
             })
@@ -223,7 +267,7 @@ impl Sites {
             attribution,
             addrs: vec![0; files.len()],
             function: (0..files.len() as u32).collect(),
-            reached: vec![TARGET; files.len()],
+            flags: vec![MAY_PATCH | TARGET; files.len()],
         }
     }
 }
@@ -232,9 +276,10 @@ impl Sites {
 mod tests {
     use super::*;
 
-    /// One 0x100-byte function at 0x1000 holding sites at `at`, reached as `reached` says.
+    /// One 0x100-byte function at 0x1000 holding sites at `at`, each with room for a
+    /// patch and reached as its flags say.
     fn blocks(at: &[(u64, u8)]) -> Sites {
-        let function = LlvmFunction { addr: 0x1000, size: 0x100, mangled: "f".into(), file: Some(0) };
+        let function = LlvmFunction { addr: 0x1000, size: 0x100, padding: 0, mangled: "f".into(), file: Some(0) };
         Sites {
             granularity: Granularity::Blocks,
             attribution: Attribution {
@@ -244,7 +289,7 @@ mod tests {
             },
             addrs: at.iter().map(|&(a, _)| a).collect(),
             function: vec![0; at.len()],
-            reached: at.iter().map(|&(_, r)| r).collect(),
+            flags: at.iter().map(|&(_, r)| r | MAY_PATCH).collect(),
         }
     }
 
@@ -285,5 +330,49 @@ mod tests {
         assert_eq!(kept.flags[0] & MAY_PATCH, 0, "a jump to 0x1003 would land inside the patch");
         // Left out code that only runs in from the site does not stop a patch.
         assert_eq!(kept.flags[1] & MAY_PATCH, MAY_PATCH);
+    }
+
+    /// `test eax,eax; je +2; xor eax,eax; ret`, then what follows it in `after`.
+    fn leaders_with(after: &[u8]) -> Vec<(u64, u8)> {
+        let code: Vec<u8> = [0x85, 0xC0, 0x74, 0x02, 0x31, 0xC0, 0xC3].iter().chain(after).copied().collect();
+        let padding = crate::coverage::attribution::padding_after(0x1007, Some(0x1010));
+        let function = LlvmFunction { addr: 0x1000, size: 7, padding, mangled: "f".into(), file: Some(0) };
+        let attribution =
+            Attribution { files: vec!["f.cpp".into()], functions: vec![function], unattributed_note: None };
+        let (addrs, _, flags) = block_leaders(&attribution, |_| Some(&code[..]));
+        addrs.into_iter().zip(flags).collect()
+    }
+
+    #[test]
+    fn a_block_after_a_conditional_branch_falls_in_and_a_join_is_a_target_it_runs_into() {
+        let leaders = leaders_with(&[0xCC; 9]);
+        assert_eq!(
+            leaders,
+            [
+                (0x1000, MAY_PATCH | TARGET),
+                (0x1004, MAY_PATCH | FALLS_IN),
+                (0x1006, MAY_PATCH | FOLLOWS | FALLS_IN | TARGET)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_last_blocks_may_patch_the_alignment_padding_and_nothing_else() {
+        let may_patch =
+            |after: &[u8]| -> Vec<bool> { leaders_with(after).iter().map(|l| l.1 & MAY_PATCH != 0).collect() };
+        assert_eq!(may_patch(&[0xCC; 9]), [true, true, true], "int3 padding");
+        assert_eq!(may_patch(&[0x66, 0x0F, 0x1F, 0x44, 0x00, 0x00, 0x90, 0x90, 0x90]), [true, true, true], "no-ops");
+        assert_eq!(may_patch(&[0x90, 0x55, 0x48, 0x89, 0xE5]), [true, false, false], "code after one no-op");
+        assert_eq!(may_patch(&[]), [true, false, false], "no bytes after the function");
+    }
+
+    #[test]
+    fn padding_ends_at_the_next_16_byte_boundary_or_the_next_function() {
+        use crate::coverage::attribution::padding_after;
+        assert_eq!(padding_after(0x1007, Some(0x1010)), 9);
+        assert_eq!(padding_after(0x1007, Some(0x1009)), 2);
+        assert_eq!(padding_after(0x1007, None), 9);
+        assert_eq!(padding_after(0x1010, Some(0x1020)), 0);
+        assert_eq!(padding_after(0x1007, Some(0x1000)), 0, "overlapping symbols");
     }
 }

@@ -15,10 +15,12 @@
 //   short block right before one that a jump reaches (below), or a site whose mirror slot
 //   cannot be mapped. The SIGTRAP handler restores and records.
 //
-// Blocks of one or two instructions are common. A site is patched only if every site
-// inside its patch is one the code runs into from it, with no branch, call or return
-// between, and that no jump or call elsewhere reaches: the stub records those along with
-// it. Otherwise the site is an int3 and the next site may be patched.
+// Blocks of one or two instructions are common. A site is patched only if no jump or
+// call elsewhere reaches a site inside its patch, and each of those is one the code runs
+// into from it, with no branch, call or return between (the stub records those along
+// with it), or a fall-through block after a branch (an int3 inside the patch, put back
+// when the patch is). Otherwise the site is an int3 and the next site may be patched.
+// A site at the end of a function may patch the alignment padding after it.
 //
 // Because the displacement bytes are int3s, a jump into the middle of a patch — to a site
 // inside it, or to a block no decoder found (a jump table's target) — traps too: the
@@ -156,8 +158,9 @@ const size_t StubBytes = 16;
 const uint64_t MaxMirrorSpan = uint64_t(1) << 30;
 
 enum Kind : uint8_t { Plain, Patched };
-// Flags of a site, from the caller (src/coverage/sites.rs: MAY_PATCH, FOLLOWS, TARGET).
-const uint8_t MayPatch = 1, FollowsBefore = 2, Target = 4;
+// Flags of a site, from the caller (src/coverage/sites.rs: MAY_PATCH, FOLLOWS, TARGET,
+// FALLS_IN).
+const uint8_t MayPatch = 1, FollowsBefore = 2, Target = 4, FallsIn = 8;
 
 struct Region {
   void *Base;
@@ -534,10 +537,12 @@ inline std::string arm(const uint64_t *Addrs, const uint8_t *Flags, size_t N) {
     if (!Flags || !(Flags[I] & MayPatch) || Sites[I] < PatchEnd)
       continue;
     // Only sites reached through this one inside its patch: a jump into a patch is a
-    // signal, and takes the patch out.
+    // signal, and takes the patch out. One it runs into is recorded with it; one it may
+    // branch past (a fall-through block) stays an int3 inside the patch, which signals
+    // only if the code goes on into it: never more often than an int3 here would.
     bool Alone = true;
     for (size_t J = I + 1; J < N && Sites[J] < Sites[I] + PatchBytes; ++J)
-      Alone = Alone && (Flags[J] & FollowsBefore) && !(Flags[J] & Target);
+      Alone = Alone && (Flags[J] & (FollowsBefore | FallsIn)) && !(Flags[J] & Target);
     if (Alone) {
       Kinds[I] = Patched;
       PatchEnd = Sites[I] + PatchBytes;

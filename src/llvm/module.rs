@@ -71,6 +71,10 @@ extern "C" {
         verify: i32,
         watch: *const RawPassWatch,
     ) -> inkwell::llvm_sys::error::LLVMErrorRef;
+    fn ctos_build_subtargets(
+        module: inkwell::llvm_sys::prelude::LLVMModuleRef,
+        machine: inkwell::llvm_sys::target_machine::LLVMTargetMachineRef,
+    );
 }
 
 /// `CtosPassWatch` of src/llvm/shim.cpp.
@@ -221,6 +225,8 @@ impl IrModule {
         module
             .verify()
             .map_err(|m| LoadError::Invalid { path: name.to_string(), message: first_lines(&m.to_string(), 3) })?;
+        // Once here rather than in every forked run (src/llvm/pipeline.h).
+        unsafe { ctos_build_subtargets(module.as_mut_ptr(), machine.as_mut_ptr()) };
         Ok(IrModule { module: ManuallyDrop::new(module), driver: None, machine, context: ManuallyDrop::new(context) })
     }
 

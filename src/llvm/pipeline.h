@@ -271,18 +271,29 @@ std::string ctosAAPipeline() {
   return static_cast<cl::opt<std::string> *>(It->second)->getValue();
 }
 
-// Run `Passes` on `Mod`: an error only when LLVM rejects the text; whatever the passes do
-// wrong ends the process (the caller is a sandboxed child).
-Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int Verify,
-                    const CtosPassWatch *Watch) {
-  // A function's subtarget (with the target's legalizer and lowering tables) is built on
-  // first use, inside whichever pass asks first: a run whose culprit asks records the
-  // construction, a run whose earlier pass asked does not, and spectra would blame the
-  // target's constructors. Built here, before any pass, it is in no pass's trace.
+} // namespace
+
+// A function's subtarget (with the target's legalizer and lowering tables) is built on
+// first use, inside whichever pass asks first: a run whose culprit asks records the
+// construction, a run whose earlier pass asked does not, and spectra would blame the
+// target's constructors. Built before any pass, it is in no pass's trace; built by the
+// process that forks the runs, when it loads the module, the machine's cache hands it to
+// every run (it was a tenth of a short run, and most of the coverage sites every run hit).
+inline void ctosBuildSubtargets(Module &Mod, TargetMachine *Machine) {
   if (Machine)
     for (Function &F : Mod)
       if (!F.isDeclaration())
         (void)Machine->getSubtargetImpl(F);
+}
+
+namespace {
+
+// Run `Passes` on `Mod`: an error only when LLVM rejects the text; whatever the passes do
+// wrong ends the process (the caller is a sandboxed child).
+Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int Verify,
+                    const CtosPassWatch *Watch) {
+  // Already built when the forking process loaded the module; a cache lookup then.
+  ctosBuildSubtargets(Mod, Machine);
   PassInstrumentationCallbacks PIC;
   PassBuilder PB(Machine, optTuning(), std::nullopt, &PIC);
   LoopAnalysisManager LAM;

@@ -21,3 +21,8 @@ extern "C" LLVMErrorRef ctos_run_passes(LLVMModuleRef ModuleRef, const char *Pas
     return wrap(std::move(Err));
   return nullptr;
 }
+
+// Before the first fork: see ctosBuildSubtargets.
+extern "C" void ctos_build_subtargets(LLVMModuleRef ModuleRef, LLVMTargetMachineRef MachineRef) {
+  ctosBuildSubtargets(*unwrap(ModuleRef), reinterpret_cast<TargetMachine *>(MachineRef));
+}

@@ -3,7 +3,7 @@
 //! code looks after it, and jumps into the middle of a patch.
 
 use super::*;
-use crate::coverage::sites::{FOLLOWS, MAY_PATCH, TARGET};
+use crate::coverage::sites::{FALLS_IN, FOLLOWS, MAY_PATCH, TARGET};
 
 /// Where the test's code goes: far from anything mapped, so that its patches' mirror
 /// slots (800 MiB below) are free too.
@@ -256,5 +256,32 @@ fn a_site_a_jump_reaches_is_patched_itself_and_the_short_block_before_it_is_an_i
         assert_eq!(child.recorded(&sites), [G, F + 2, F]);
         assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 1, "f's int3");
         assert_eq!(bytes(F, 6), F_CODE);
+    });
+}
+
+#[test]
+fn a_fall_through_block_inside_a_patch_is_an_int3_there_and_a_jump_target_is_not_covered() {
+    in_fork(|| {
+        // f + 2 as the block after a branch: f is patched over it, and f + 2 stays an int3
+        // that signals only when the code goes on into it.
+        write_code();
+        let sites = [F, F + 2, G];
+        arm_flagged(&sites, &[MAY_PATCH, MAY_PATCH | FALLS_IN, MAY_PATCH]);
+        assert_eq!(patched(), 2, "f and g; f + 2 is inside f's patch");
+        assert_eq!(bytes(F, 5), [0xE9, 0xCC, 0xCC, 0xCC, 0xCC]);
+        count_traps();
+        let child = Child::enter(sites.len());
+        assert_eq!(call(F), 1);
+        assert_eq!(child.recorded(&sites), [F, F + 2]);
+        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 1, "f + 2's int3 alone");
+        assert_eq!(bytes(F, 6), F_CODE);
+    });
+    in_fork(|| {
+        // Reached by a jump too: f stays an int3, for a jump would land inside its patch.
+        write_code();
+        let sites = [F, F + 2, G];
+        arm_flagged(&sites, &[MAY_PATCH, MAY_PATCH | FALLS_IN | TARGET, MAY_PATCH]);
+        assert_eq!(bytes(F, 1), [0xCC]);
+        assert_eq!(bytes(F + 2, 1), [0xE9], "f + 2 is patched itself");
     });
 }
