@@ -7,6 +7,8 @@
 //!     CTOS_BENCH_BUGS=191714,180456 CTOS_BENCH_TIME=30 CTOS_BENCH_ROUNDS=3 cargo bench --bench isolate
 //!     CTOS_BENCH_OPT=/usr/lib/llvm-22/bin/opt cargo bench --bench isolate   # inside that opt
 //!     CTOS_BENCH_BASELINE=../base/target/release/locseq cargo bench --bench isolate   # and an older one
+//!     CTOS_BENCH_BASELINE=before=../a/locseq,issue=../b/locseq CTOS_BENCH_MODES=current,before,issue \
+//!         cargo bench --bench isolate   # several older ones, named; only these modes
 //!
 //! Each round runs every bug in both modes, the order of the modes alternating from round
 //! to round; per bug and mode we report medians over rounds. Ranks of the bug's fix files
@@ -75,7 +77,17 @@ fn main() {
     let seconds = env_or("CTOS_BENCH_TIME", 30);
     let rounds = env_or("CTOS_BENCH_ROUNDS", 3);
     let opt = std::env::var("CTOS_BENCH_OPT").ok().filter(|o| !o.is_empty());
-    let baseline = std::env::var("CTOS_BENCH_BASELINE").ok().filter(|b| !b.is_empty()).map(PathBuf::from);
+    // `PATH` or `NAME=PATH,…`: older binaries to run beside this one.
+    let baselines: Vec<(String, PathBuf)> = std::env::var("CTOS_BENCH_BASELINE")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|b| !b.is_empty())
+        .map(|b| match b.split_once('=') {
+            Some((name, path)) => (name.to_string(), PathBuf::from(path)),
+            None => ("baseline".to_string(), PathBuf::from(b)),
+        })
+        .collect();
+    let chosen = std::env::var("CTOS_BENCH_MODES").ok().filter(|m| !m.is_empty());
     println!(
         "locseq isolate --time {seconds} -j 2{}, {rounds} rounds, medians",
         opt.as_ref().map(|o| format!(" --opt {o}")).unwrap_or_default()
@@ -91,8 +103,9 @@ fn main() {
             ("int3", &locseq, &[("CTOS_COVERAGE_TRAPS", "int3")]),
             ("4k pages", &locseq, &[("CTOS_COVERAGE_SMALL_PAGES", "1")]),
         ];
-        if let Some(base) = &baseline {
-            modes.push(("baseline", base, &[]));
+        modes.extend(baselines.iter().map(|(name, path)| (name.as_str(), path.as_path(), &[] as &[(&str, &str)])));
+        if let Some(chosen) = &chosen {
+            modes.retain(|(name, ..)| *name == "current" || chosen.split(',').any(|c| c == *name));
         }
         let mut by_mode: Vec<Vec<Measured>> = modes.iter().map(|_| Vec::new()).collect();
         for round in 0..rounds {

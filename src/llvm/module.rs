@@ -183,6 +183,7 @@ pub struct IrModule {
     driver: Option<ManuallyDrop<Module<'static>>>,
     machine: TargetMachine,
     context: ManuallyDrop<Box<Context>>,
+    subtargets_built: bool,
 }
 
 impl Drop for IrModule {
@@ -225,9 +226,13 @@ impl IrModule {
         module
             .verify()
             .map_err(|m| LoadError::Invalid { path: name.to_string(), message: first_lines(&m.to_string(), 3) })?;
-        // Once here rather than in every forked run (src/llvm/pipeline.h).
-        unsafe { ctos_build_subtargets(module.as_mut_ptr(), machine.as_mut_ptr()) };
-        Ok(IrModule { module: ManuallyDrop::new(module), driver: None, machine, context: ManuallyDrop::new(context) })
+        Ok(IrModule {
+            module: ManuallyDrop::new(module),
+            driver: None,
+            machine,
+            context: ManuallyDrop::new(context),
+            subtargets_built: false,
+        })
     }
 
     /// A module linked in after optimization, before execution: typically a `main` that
@@ -262,6 +267,15 @@ impl IrModule {
 
     pub fn instruction_count(&self) -> usize {
         self.module.get_functions().flat_map(|f| f.get_basic_blocks()).map(|b| b.get_instructions().count()).sum()
+    }
+
+    /// Build the target's subtargets of the module's functions (src/llvm/pipeline.h) in the
+    /// process that forks its runs, once, before the first fork: every run finds them built
+    /// instead of building them (a tenth of a short run, and many of its coverage traps).
+    pub fn build_subtargets_once(&mut self) {
+        if !std::mem::replace(&mut self.subtargets_built, true) {
+            unsafe { ctos_build_subtargets(self.module.as_mut_ptr(), self.machine.as_mut_ptr()) };
+        }
     }
 
     /// Run a new-PM pipeline. `Err` only when LLVM rejects the text; everything else LLVM

@@ -277,7 +277,7 @@ std::string ctosAAPipeline() {
 // first use, inside whichever pass asks first: a run whose culprit asks records the
 // construction, a run whose earlier pass asked does not, and spectra would blame the
 // target's constructors. Built before any pass, it is in no pass's trace; built by the
-// process that forks the runs, when it loads the module, the machine's cache hands it to
+// process that forks the runs, before its first fork, the machine's cache hands it to
 // every run (it was a tenth of a short run, and most of the coverage sites every run hit).
 inline void ctosBuildSubtargets(Module &Mod, TargetMachine *Machine) {
   if (Machine)
@@ -292,7 +292,7 @@ namespace {
 // wrong ends the process (the caller is a sandboxed child).
 Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int Verify,
                     const CtosPassWatch *Watch) {
-  // Already built when the forking process loaded the module; a cache lookup then.
+  // Already built by the forking process, if it did: a cache lookup then.
   ctosBuildSubtargets(Mod, Machine);
   PassInstrumentationCallbacks PIC;
   PassBuilder PB(Machine, optTuning(), std::nullopt, &PIC);

@@ -212,6 +212,10 @@ impl Pool {
         let id = JobId(self.next_id);
         self.next_id += 1;
         let started = Instant::now();
+        if self.agent.is_none() {
+            // Before the observer re-arms what the parent's own LLVM code hit.
+            module.build_subtargets_once();
+        }
         let observer_slot = match (&mut self.observer, job.observe) {
             (Some(o), true) => Some(o.before_fork()),
             _ => None,
