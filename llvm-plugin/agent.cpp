@@ -453,6 +453,9 @@ struct Agent {
         sendMsg(TAG_ARGS_REJECTED, "", 0);
         _exit(77);
       }
+      // The agent built its subtargets without these options, and LLVM reads some of
+      // them as it builds one: a machine of this run's own.
+      configureTarget();
     }
 
     if (R.Empty)

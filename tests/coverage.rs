@@ -72,6 +72,35 @@ fn a_focused_trace_covers_the_second_passs_file_only_when_it_is_the_focus() {
     assert!(on_gvn.len() < whole.len() && on_sroa.len() < whole.len());
 }
 
+/// The target's subtargets are built once by the process that forks the runs; a run that
+/// sets LLVM options builds its own under them (LLVM reads some as it builds one).
+#[test]
+fn a_run_builds_the_targets_lowering_only_when_it_sets_llvm_options() {
+    let _turn = turn();
+    let coverage = Coverage::arm(Granularity::Functions);
+    let mut module = csmith();
+    let mut spectrum_with = |llvm_args: Vec<String>| {
+        let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+        pool.set_observer(coverage.observer());
+        let job = JobSpec { observe: true, llvm_args, ..JobSpec::optimize("function(sroa)") };
+        let run = pool.run_one(&mut module, &job).unwrap();
+        assert_eq!(run.outcome, Outcome::Ok);
+        coverage.spectrum(run.trace.as_deref().unwrap())
+    };
+    let builds_lowering = |spectrum: &Spectrum| {
+        let functions = &coverage.sites.attribution.functions;
+        spectrum.elements.iter().any(|&e| {
+            functions[coverage.sites.function[e as usize] as usize].mangled.starts_with("_ZN4llvm17X86TargetLoweringC")
+        })
+    };
+    let plain = spectrum_with(Vec::new());
+    let with_option = spectrum_with(vec!["-slp-threshold=0".into()]);
+    let plain_again = spectrum_with(Vec::new());
+    assert!(builds_lowering(&with_option), "a run with an option builds its own subtarget");
+    assert!(!builds_lowering(&plain) && !builds_lowering(&plain_again), "the parent's subtarget serves plain runs");
+    ctos::coverage::disarm();
+}
+
 #[test]
 fn functions_are_attributed_to_the_files_llvm_names() {
     let _turn = turn();

@@ -183,6 +183,7 @@ pub struct IrModule {
     driver: Option<ManuallyDrop<Module<'static>>>,
     machine: TargetMachine,
     context: ManuallyDrop<Box<Context>>,
+    target: TargetSpec,
     subtargets_built: bool,
 }
 
@@ -231,6 +232,7 @@ impl IrModule {
             driver: None,
             machine,
             context: ManuallyDrop::new(context),
+            target: target.clone(),
             subtargets_built: false,
         })
     }
@@ -275,6 +277,18 @@ impl IrModule {
     pub fn build_subtargets_once(&mut self) {
         if !std::mem::replace(&mut self.subtargets_built, true) {
             unsafe { ctos_build_subtargets(self.module.as_mut_ptr(), self.machine.as_mut_ptr()) };
+        }
+    }
+
+    /// In a forked run that has set LLVM options: a target machine of its own, whose
+    /// subtargets are built anew under them (LLVM reads some of its options as it builds
+    /// one), if the parent's were built without.
+    pub fn own_subtargets_under_new_options(&mut self) {
+        if std::mem::replace(&mut self.subtargets_built, false) {
+            // It was made from the same module and spec once already.
+            if let Ok(machine) = configure_target(&self.module, &self.target) {
+                self.machine = machine;
+            }
         }
     }
 

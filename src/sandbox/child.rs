@@ -175,6 +175,9 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
         send(wire::ARGS_REJECTED, b"");
         unsafe { libc::_exit(77) }
     }
+    if !all_args.is_empty() {
+        module.own_subtargets_under_new_options();
+    }
 
     let millis = |since: std::time::Instant| since.elapsed().as_secs_f64() * 1e3;
     set_phase(Phase::Optimizing);
