@@ -37,6 +37,36 @@ pub fn shorten(text: &str, max: usize) -> String {
     }
 }
 
+/// `text` as one word for `sh`, for the commands reports print.
+pub fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '=' | ':' | ','));
+    if plain {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
+
+/// This process's command line, each word as `sh` takes it back: what reports and
+/// `begin` records say was run.
+pub fn command_line() -> Vec<String> {
+    std::env::args().map(|a| shell_quote(&a)).collect()
+}
+
+/// A progress bar on standard error drawn as indicatif's `template`, of `len` steps (None:
+/// a spinner); hidden when `quiet` (`--json`, a single step) or standard error is no
+/// terminal, so that scripts and logs get none.
+pub fn progress_bar(len: Option<u64>, template: &str, quiet: bool) -> indicatif::ProgressBar {
+    use std::io::IsTerminal as _;
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = len.map_or_else(indicatif::ProgressBar::new_spinner, indicatif::ProgressBar::new);
+    bar.set_style(indicatif::ProgressStyle::with_template(template).expect("a valid progress template"));
+    bar
+}
+
 /// How the command line spells an option's value (`ctos`, `cga-wc`).
 pub fn value_name<T: clap::ValueEnum>(value: &T) -> String {
     value.to_possible_value().map_or_else(String::new, |v| v.get_name().to_string())
@@ -94,5 +124,23 @@ mod tests {
         assert_eq!(super::shorten("short", 10), "short");
         assert_eq!(super::shorten("exactly10!", 10), "exactly10!");
         assert_eq!(super::shorten("ümläüte ünd mehr", 5), "ümlä…");
+    }
+
+    #[test]
+    fn shell_quote_leaves_plain_words_and_quotes_the_rest_so_sh_reads_them_back() {
+        use super::shell_quote;
+        assert_eq!(shell_quote("-passes=function(gvn)"), "'-passes=function(gvn)'");
+        assert_eq!(shell_quote("bugs/0001/reduced.ll"), "bugs/0001/reduced.ll");
+        assert_eq!(shell_quote(""), "''");
+        let tricky = "it's a $HOME `x`";
+        let echoed =
+            std::process::Command::new("sh").arg("-c").arg(format!("printf %s {}", shell_quote(tricky))).output();
+        assert_eq!(String::from_utf8_lossy(&echoed.unwrap().stdout), tricky);
+    }
+
+    #[test]
+    fn a_quiet_progress_bar_is_hidden() {
+        assert!(super::progress_bar(Some(10), "{bar} {pos}/{len}", true).is_hidden());
+        assert!(super::progress_bar(None, "{spinner} {msg}", true).is_hidden());
     }
 }

@@ -182,7 +182,7 @@ pub fn install_panic_hook() {
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "panic".into());
         let place = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        let command: Vec<String> = std::env::args().map(|a| crate::fuzz::shell_quote(&a)).collect();
+        let command: Vec<String> = crate::output::command_line();
         eprintln!(
             "error: internal error ({what}{place}); this is a bug in ctos, please report it with the command: {}",
             command.join(" ")

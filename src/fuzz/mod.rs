@@ -225,17 +225,6 @@ pub const DEFAULT_SEQ_SELECT: usize = 100;
 
 const DB: &str = "campaign.sqlite";
 
-/// `text` as one word for `sh`, for the commands reports print.
-pub fn shell_quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '=' | ':' | ','));
-    if plain {
-        text.to_string()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
-    }
-}
-
 /// Start a campaign in `dir` (which must not hold one already). Everything is checked
 /// first; a start that fails before its first plan leaves nothing behind.
 pub fn start(dir: &Path, config: CampaignConfig, run: RunOptions) -> Result<()> {

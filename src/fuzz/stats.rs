@@ -1,12 +1,11 @@
 //! `stats.json`, rewritten while the campaign runs, and the live status line.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
 
 use super::store::{Store, TimelineRow};
@@ -57,13 +56,7 @@ struct Snapshot {
 
 impl Stats {
     pub fn new(store: &Store, status_line: bool) -> Result<Stats> {
-        let bar = if status_line && std::io::stderr().is_terminal() {
-            let b = ProgressBar::new_spinner();
-            b.set_style(ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}").unwrap());
-            b
-        } else {
-            ProgressBar::hidden()
-        };
+        let bar = crate::output::progress_bar(None, "{spinner} [{elapsed_precise}] {msg}", !status_line);
         Ok(Stats {
             iteration: 0,
             bar,

@@ -37,7 +37,7 @@ pub fn localize(folder: &Path, budget: Duration, jobs: usize, seed: u64, opt: Op
         args.extend(["--opt".into(), opt.display().to_string()]);
     }
     let command = std::iter::once("locseq".to_string())
-        .chain(args.iter().map(|a| super::shell_quote(a)))
+        .chain(args.iter().map(|a| crate::output::shell_quote(a)))
         .collect::<Vec<_>>()
         .join(" ");
     let mut suspects = Suspects { command, ..Default::default() };

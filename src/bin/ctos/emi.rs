@@ -1,7 +1,6 @@
 //! `ctos emi`: a chain of live-code EMI variants (Hermes) of one C program, each written as
 //! soon as it exists, with a log of its snippets, and checked to print what the program prints.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -10,7 +9,7 @@ use clap::Args;
 use ctos::mutate::hermes::{output_at_o0, Chain, EmiConfig, Strategy, Variant};
 use ctos::outln;
 use ctos::program::{screen, Screen, Screening};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
 
 #[derive(Args)]
@@ -157,7 +156,7 @@ fn report(out: &Path, k: usize, variant: &Variant, same: bool, json: bool) -> Re
 }
 
 fn write_readme(out: &Path, args: &EmiArgs) -> Result<()> {
-    let command: Vec<String> = std::env::args().map(|a| ctos::fuzz::shell_quote(&a)).collect();
+    let command: Vec<String> = ctos::output::command_line();
     let text = format!(
         "EMI variants of {} (seed {}, LLVM {}).\n\nEach variant-NN.c mutates the one before it where the program runs, keeping \
          its output;\nvariant-NN.json lists its snippets (strategy, line, text).\n\nReproduce: {}\n",
@@ -170,10 +169,5 @@ fn write_readme(out: &Path, args: &EmiArgs) -> Result<()> {
 }
 
 fn progress(n: usize, json: bool) -> ProgressBar {
-    if json || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(n as u64);
-    bar.set_style(ProgressStyle::with_template("{spinner} {bar:30} {pos}/{len} variants {elapsed}").unwrap());
-    bar
+    ctos::output::progress_bar(Some(n as u64), "{spinner} {bar:30} {pos}/{len} variants {elapsed}", json)
 }

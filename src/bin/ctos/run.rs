@@ -1,5 +1,5 @@
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -11,7 +11,7 @@ use ctos::output as json;
 use ctos::program::Subject;
 use ctos::sandbox::{run_batch, signal_name, BatchItem, ExecMode, ExecStatus, Execution, JobSpec, Run};
 use ctos::seq::{pipeline_lines, Nesting, RenderOptions, Sequence};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
 
 #[derive(clap::Args)]
@@ -238,12 +238,11 @@ fn reference(input: &mut ctos::program::Subject) -> Result<Execution> {
 }
 
 fn progress_bar(len: usize, json: bool) -> ProgressBar {
-    if len < 2 || json || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::new(len as u64);
-    bar.set_style(ProgressStyle::with_template("{bar:40} {pos}/{len} pipelines, {per_sec}, eta {eta}").unwrap());
-    bar
+    ctos::output::progress_bar(
+        Some(len as u64),
+        "{bar:40} {pos}/{len} pipelines, {per_sec}, eta {eta}",
+        len < 2 || json,
+    )
 }
 
 fn print_header(out: &mut impl Write, exec: bool) -> Result<()> {

@@ -1,4 +1,3 @@
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -17,7 +16,7 @@ use ctos::output::{self, shorten, value_name};
 use ctos::program::{Subject, SubjectSpec};
 use ctos::sandbox::agent::ExternalOpt;
 use ctos::seq::{pipeline_lines, Catalog, Sequence};
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::options::SearchArgs;
@@ -94,12 +93,8 @@ pub struct Bar {
 
 impl Bar {
     pub fn new(budget: Duration, quiet: bool) -> Bar {
-        if quiet || !std::io::stderr().is_terminal() {
-            return Bar { bar: ProgressBar::hidden() };
-        }
-        let bar = ProgressBar::new(budget.as_secs_f64().ceil() as u64);
-        bar.set_style(ProgressStyle::with_template("{spinner} {bar:30} {pos}/{len}s {msg}").unwrap());
-        Bar { bar }
+        let seconds = budget.as_secs_f64().ceil() as u64;
+        Bar { bar: ctos::output::progress_bar(Some(seconds), "{spinner} {bar:30} {pos}/{len}s {msg}", quiet) }
     }
 
     pub fn finish(&self) {
@@ -249,7 +244,7 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
 
 /// What the ranking depends on and how to run it again, for the HTML page.
 fn settings(opts: &ctos::localize::isolate::IsolateOptions, opt: Option<&ExternalOpt>) -> Vec<(&'static str, String)> {
-    let command: Vec<String> = std::env::args().map(|a| ctos::fuzz::shell_quote(&a)).collect();
+    let command: Vec<String> = ctos::output::command_line();
     vec![
         ("LLVM", opt.map_or_else(ctos::llvm::version_string, |o| format!("{} ({})", o.version, o.opt.display()))),
         ("strategy", opts.strategy.name().to_string()),
