@@ -110,7 +110,7 @@ fn seeds(c: &mut Campaign, iteration: i64, seed: u64, count: usize) -> Result<Ve
     let mut sources = Vec::new();
     match c.config.programs_dir.clone() {
         Some(dir) => {
-            for file in super::check::program_files(&dir)? {
+            for file in super::preflight::program_files(&dir)? {
                 let c_source = file.extension().is_some_and(|e| e == "c").then(|| std::fs::read_to_string(&file));
                 sources.push((file.display().to_string(), c_source.transpose()?, Some(file)));
             }

@@ -3,13 +3,12 @@
 //! reduces and de-duplicates what fails into one folder per unique bug.
 
 mod bugs;
-mod check;
+mod campaign_page;
 mod cross;
 pub mod cvise;
 mod finish;
 mod fires;
-mod hermes;
-mod html;
+mod hermes_generator;
 pub mod interesting;
 mod ir_mutate;
 mod issue;
@@ -17,6 +16,7 @@ mod merge;
 mod pairs;
 mod plan;
 mod pool;
+mod preflight;
 mod reduce_ir;
 mod report;
 mod stats;
@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _, Result};
 use serde::{Deserialize, Serialize};
 
-pub use html::write_campaign_page;
+pub use campaign_page::write_campaign_page;
 pub use merge::merge;
 pub use report::{print_report, BugReport};
 pub use stats::Stats;
@@ -233,7 +233,7 @@ pub fn start(dir: &Path, config: CampaignConfig, run: RunOptions) -> Result<()> 
     }
     let opt = locate_opt(&config)?;
     let catalog = catalog_for(opt.as_ref())?;
-    let checked = check::check(&config, &catalog, opt.as_ref())?;
+    let checked = preflight::check(&config, &catalog, opt.as_ref())?;
     let created_dir = !dir.exists();
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let result = (|| {

@@ -86,8 +86,8 @@ fn reference_of(c: &Campaign, program: &ProgramRow, subject: &mut Subject) -> Re
         }
     }
     match subject.reference() {
-        Ok(e) if super::hermes::expected_output(&program.origin).is_some_and(|x| x != e.stdout) => {
-            Err(super::hermes::MISMATCH.to_string())
+        Ok(e) if super::hermes_generator::expected_output(&program.origin).is_some_and(|x| x != e.stdout) => {
+            Err(super::hermes_generator::MISMATCH.to_string())
         }
         Ok(e) if e.status == ExecStatus::Exited(0) => Ok(Some(e)),
         Ok(e) => Err(format!("skipped: the unoptimized program {}", e.status.describe())),

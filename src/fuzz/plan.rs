@@ -206,7 +206,7 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
 }
 
 fn user_programs(c: &Campaign, dir: &Path, iteration: i64, frontend: &CFrontend) -> Result<Vec<ProgramRow>> {
-    let files = super::check::program_files(dir)?;
+    let files = super::preflight::program_files(dir)?;
     let mut rows = Vec::new();
     for (k, file) in files.iter().enumerate() {
         let name = format!("i{iteration:03}-u{k:03}");

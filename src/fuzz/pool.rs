@@ -46,8 +46,8 @@ pub(super) fn candidates(c: &mut Campaign, iteration: i64) -> Result<Vec<Candida
             Generator::LlvmStress => stress(c, seed, count)?,
             Generator::IrMutate => super::ir_mutate::mutants(c, iteration, seed, count)?,
             Generator::Hermes => {
-                let generated = csmith(c, Generator::Hermes, seed, super::hermes::csmith_programs_for(count));
-                super::hermes::variants(c, iteration, &generated, count)?
+                let generated = csmith(c, Generator::Hermes, seed, super::hermes_generator::csmith_programs_for(count));
+                super::hermes_generator::variants(c, iteration, &generated, count)?
             }
             _ => {
                 let generated = csmith(c, generator, seed, count);
@@ -126,6 +126,6 @@ pub(super) fn provenance(origin: &str) -> Option<String> {
                 edits.join("\n")
             ))
         }
-        _ => super::hermes::provenance(&origin.to_string()),
+        _ => super::hermes_generator::provenance(&origin.to_string()),
     }
 }

@@ -3,11 +3,11 @@
 use anyhow::{Context as _, Result};
 use serde::Serialize;
 
-use super::bench::BenchBug;
+use super::bug_folder::BenchBug;
 use super::isolate::{isolate, Inapplicable, IsolateOptions, Progress};
 use super::programs::ProgramInput;
 use super::sbfl::{metrics, Metrics};
-use super::search::Strategy;
+use super::sequence_search::Strategy;
 use crate::llvm::CFrontend;
 use crate::program::{Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;

@@ -20,7 +20,7 @@ use super::rank::{culprit_files, rank, stack_evidence, DirectEvidence, FileRank}
 use super::record::{RecordSettings, Recorder};
 use super::runner::Runner;
 use super::sbfl::{Aggregate, Formula};
-use super::search::{hang_limit_after, search, Budget, SearchSetup, SearchStats, Strategy, Witness};
+use super::sequence_search::{hang_limit_after, search, Budget, SearchSetup, SearchStats, Strategy, Witness};
 use super::similarity::SimilarityFormula;
 use crate::coverage::{self, Coverage, Granularity, Spectrum};
 use crate::llvm::{print_pipeline_passes, IrModule};

@@ -3,7 +3,7 @@
 //! LocSeq's loop: reduce the failing sequence, search for passing sequences whose
 //! compiler coverage is close to the failing run's (`search`, with the genetic operators
 //! of `ga`), and rank files by spectrum-based fault localization (`sbfl`, `rank`).
-pub mod bench;
+pub mod bug_folder;
 pub mod configs;
 pub mod culprit;
 pub mod eval;
@@ -11,12 +11,12 @@ pub mod evidence;
 pub mod files;
 pub mod ga;
 pub mod history;
-pub mod html;
 pub mod isolate;
+pub mod isolation_page;
 pub mod programs;
 pub mod rank;
 pub mod record;
 mod runner;
 pub mod sbfl;
-pub mod search;
+pub mod sequence_search;
 pub mod similarity;

@@ -5,7 +5,7 @@
 
 use super::evidence::{Evidence, FailingEvidence};
 use super::files::FileFilter;
-use super::search::{SearchStats, Witness};
+use super::sequence_search::{SearchStats, Witness};
 use super::similarity::{similarity, SimilarityFormula};
 use crate::coverage::{Sites, Spectrum};
 use crate::oracle::Failure;

@@ -3,9 +3,9 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use ctos::cli::{bounded, LimitArgs};
-use ctos::localize::bench::read_bench;
+use ctos::localize::bug_folder::read_bench;
 use ctos::localize::eval::{evaluate_bug, summarize, BugOutcome, BugResult, EvalSetup, StrategySummary};
-use ctos::localize::search::Strategy;
+use ctos::localize::sequence_search::Strategy;
 use ctos::output;
 use ctos::sandbox::agent::ExternalOpt;
 use serde::Serialize;

@@ -5,12 +5,12 @@ use std::time::Duration;
 use anyhow::{bail, Context as _, Result};
 use ctos::cli::{bounded, InputOptions, LimitArgs};
 use ctos::coverage::Granularity;
-use ctos::localize::bench::{is_bug_folder, BenchBug};
+use ctos::localize::bug_folder::{is_bug_folder, BenchBug};
 use ctos::localize::evidence::FailingEvidence;
 use ctos::localize::isolate::{isolate, Isolation, OracleMode, Progress, TraceScope};
 use ctos::localize::programs::ProgramInput;
 use ctos::localize::sbfl::{Aggregate, Formula};
-use ctos::localize::search::{SearchStats, Strategy};
+use ctos::localize::sequence_search::{SearchStats, Strategy};
 use ctos::localize::similarity::SimilarityFormula;
 use ctos::output::{self, shorten, value_name};
 use ctos::program::{Subject, SubjectSpec};
@@ -215,7 +215,7 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     };
     if let Some(out) = &args.html {
         let settings = settings(&opts, input.pool.external_opt());
-        ctos::localize::html::write_isolation_page(&isolation, &settings, args.top, out)?;
+        ctos::localize::isolation_page::write_isolation_page(&isolation, &settings, args.top, out)?;
     }
     if !args.json {
         print_report(&isolation, args.top)?;

@@ -7,16 +7,16 @@
 
 mod a2c;
 mod diwi;
+pub mod program_search;
 mod quality;
 mod recbi;
-pub mod search;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use serde::Serialize;
 
-pub use search::{search_programs, Guidance, ProgramSearch};
+pub use program_search::{search_programs, Guidance, ProgramSearch};
 
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::mutate::ir::IrMutator;

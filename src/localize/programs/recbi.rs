@@ -6,8 +6,8 @@
 use rand::{Rng, RngExt};
 
 use super::a2c::{ActorCritic, Step};
+use super::program_search::Guide;
 use super::quality::{CovSet, WitnessSet};
-use super::search::Guide;
 use crate::mutate::witness::{RuleClass, RuleInfo};
 
 /// Steps per update (u).

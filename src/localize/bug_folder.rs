@@ -201,7 +201,7 @@ impl BenchBug {
 
     /// The program a strategy starts from: witness programs come from the program as
     /// reported, C when the bug has it.
-    pub fn program_for(&self, strategy: super::search::Strategy) -> &Path {
+    pub fn program_for(&self, strategy: super::sequence_search::Strategy) -> &Path {
         match (&self.source, strategy.mutates_programs()) {
             (Some(c), true) => c,
             _ => &self.program,

@@ -15,7 +15,7 @@ use super::quality::{CovSet, WitnessSet};
 use super::recbi::Recbi;
 use super::{Evaluator, Judged, Refusal};
 use crate::localize::record::{Made, Recorder};
-use crate::localize::search::{Budget, SearchStats};
+use crate::localize::sequence_search::{Budget, SearchStats};
 use crate::mutate::witness::Mutator;
 
 /// How the next rule is chosen and which passing programs are kept.
