@@ -123,8 +123,8 @@ pub(super) fn sites_of<'a>(
         Granularity::Functions => {
             let n = attribution.functions.len();
             let flags = attribution.functions.iter().map(|f| {
-                let room = code(f).map_or(f.size, |code| f.size + padding_in(code, f.size));
-                u8::from(room >= 5) * MAY_PATCH | TARGET
+                let room = f.size >= 5 || code(f).is_some_and(|code| f.size + padding_in(code, f.size) >= 5);
+                u8::from(room) * MAY_PATCH | TARGET
             });
             (attribution.functions.iter().map(|f| f.addr).collect(), (0..n as u32).collect(), flags.collect())
         }

@@ -171,9 +171,6 @@ struct Region {
 
 const uint64_t HugePage = uint64_t(2) << 20;
 
-// A zero-filled array in a mapping of its own, in huge pages where the kernel gives them:
-// a fork copies one entry per 2 MiB of it instead of 512 (the tables hold millions of
-// sites), and pages never written are never present.
 // A private anonymous mapping of `Bytes` (a multiple of 2 MiB) at a 2 MiB boundary, in
 // huge pages where the kernel gives them; null if none.
 inline void *mapHugeAligned(size_t Bytes) {
@@ -189,6 +186,9 @@ inline void *mapHugeAligned(size_t Bytes) {
   return reinterpret_cast<void *>(Start);
 }
 
+// A zero-filled array in a mapping of its own, in huge pages where the kernel gives them:
+// a fork copies one entry per 2 MiB of it instead of 512 (the tables hold millions of
+// sites), and pages never written are never present.
 template <typename T> class Table {
   T *Data = nullptr;
   size_t N = 0, Bytes = 0;

@@ -271,22 +271,18 @@ std::string ctosAAPipeline() {
   return static_cast<cl::opt<std::string> *>(It->second)->getValue();
 }
 
-} // namespace
-
 // A function's subtarget (with the target's legalizer and lowering tables) is built on
 // first use, inside whichever pass asks first: a run whose culprit asks records the
 // construction, a run whose earlier pass asked does not, and spectra would blame the
 // target's constructors. Built before any pass, it is in no pass's trace; built by the
 // process that forks the runs, before its first fork, the machine's cache hands it to
 // every run (it was a tenth of a short run, and most of the coverage sites every run hit).
-inline void ctosBuildSubtargets(Module &Mod, TargetMachine *Machine) {
+void ctosBuildSubtargets(Module &Mod, TargetMachine *Machine) {
   if (Machine)
     for (Function &F : Mod)
       if (!F.isDeclaration())
         (void)Machine->getSubtargetImpl(F);
 }
-
-namespace {
 
 // Run `Passes` on `Mod`: an error only when LLVM rejects the text; whatever the passes do
 // wrong ends the process (the caller is a sandboxed child).
