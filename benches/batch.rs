@@ -56,6 +56,10 @@ fn main() {
     assert!(ctos.is_file(), "build it first: cargo build --release");
 
     let dir = tempfile::tempdir().unwrap();
+    // To time one side by hand (perf, strace) on the very same files.
+    if std::env::var_os("CTOS_BENCH_KEEP").is_some() {
+        eprintln!("keeping {}", dir.path().display());
+    }
     let bitcode = dir.path().join("program.bc");
     std::fs::write(&bitcode, CFrontend::default().compile(&program).unwrap()).unwrap();
     let catalog = Catalog::for_llvm(major).unwrap();
@@ -97,10 +101,15 @@ fn main() {
         }
     }
     let medians: Vec<f64> = times.into_iter().map(median).collect();
+
     let spawned = medians[2];
     println!("{n} random 20-pass pipelines on {}, one at a time, {rounds} rounds, medians", program.display());
     println!("{:<60} {:>8} {:>12}", "", "seconds", "vs spawning");
     for ((name, _), t) in sides.iter().zip(&medians) {
         println!("{name:<60} {t:>8.2} {:>11.2}x", spawned / t);
+    }
+    drop(sides);
+    if std::env::var_os("CTOS_BENCH_KEEP").is_some() {
+        let _ = dir.keep();
     }
 }

@@ -7,7 +7,7 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::sandbox::agent::ExternalOpt;
+use crate::sandbox::Llvm;
 
 /// `println!` that hands back the write error instead of panicking, so that a reader who
 /// closes the pipe (`ctos passes | head`) ends the program quietly through `?`.
@@ -103,12 +103,18 @@ pub fn emit<T: Serialize>(kind: &str, value: &T) -> Result<()> {
 /// The `begin` line: which tool, which LLVM (the linked one, or the `opt` given), which
 /// seed (`None` for commands that draw nothing at random), and the exact command line
 /// that reproduces the output.
-pub fn begin(tool: &str, seed: Option<u64>, opt: Option<&ExternalOpt>) -> Result<()> {
+pub fn begin(tool: &str, seed: Option<u64>, llvm: &Llvm) -> Result<()> {
+    begin_on(tool, seed, &llvm.version(), llvm.external().map(|o| o.opt.as_path()))
+}
+
+/// [`begin`] for commands that know which LLVM without starting it: a campaign's record of
+/// it, or an `opt` asked only for its passes.
+pub fn begin_on(tool: &str, seed: Option<u64>, llvm_version: &str, opt: Option<&std::path::Path>) -> Result<()> {
     let begin = Begin {
         tool,
         format: FORMAT,
-        llvm_version: ExternalOpt::version_or_linked(opt),
-        opt: opt.map(|o| o.opt.display().to_string()),
+        llvm_version: llvm_version.to_string(),
+        opt: opt.map(|o| o.display().to_string()),
         seed,
         command: std::env::args().collect(),
     };

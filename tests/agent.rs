@@ -283,3 +283,26 @@ fn locseq_isolate_inside_opt_22_ranks_the_slp_vectorizer_in_the_top_3() {
         .map(|l| l["rank"].as_u64().unwrap());
     assert!(rank.is_some_and(|r| r <= 3), "rank {rank:?}");
 }
+
+/// A bug folder from a campaign on an external `opt` names that LLVM: without `--opt`, it
+/// is the LLVM the folder runs on, and the one the error's version note names.
+#[cfg(not(feature = "llvm19"))]
+#[test]
+fn a_bug_folder_runs_on_the_opt_its_campaign_tested() {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::copy(bug("191714", "repro.ll"), folder.path().join("program.ll")).unwrap();
+    std::fs::write(folder.path().join("reduced.txt"), "sroa\n").unwrap();
+    let outcome = serde_json::json!({
+        "kind": "crash", "signature": "a crash the folder's LLVM 18 had", "program_file": "program.ll",
+        "llvm_args": [], "opt": "/usr/lib/llvm-19/bin/opt", "llvm_version": "18.1.8",
+    });
+    std::fs::write(folder.path().join("outcome.json"), outcome.to_string()).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_locseq"))
+        .args(["isolate", folder.path().to_str().unwrap(), "--max-evals", "5"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("does not reproduce"), "{stderr}");
+    assert!(stderr.contains("fires on LLVM 18, this is LLVM 19"), "{stderr}");
+}

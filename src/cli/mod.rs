@@ -14,8 +14,7 @@ pub use duration::{parse_duration, parse_duration_or_off};
 use crate::llvm::CFrontend;
 pub use crate::program::catalog_for;
 use crate::program::{Subject, SubjectSpec};
-use crate::sandbox::agent::ExternalOpt;
-use crate::sandbox::Limits;
+use crate::sandbox::{Limits, Llvm};
 
 /// The program under test and how to turn it into IR.
 #[derive(clap::Args, Debug, Clone)]
@@ -60,16 +59,21 @@ pub struct InputOptions {
 
 impl InputOptions {
     pub fn spec(&self, program: &std::path::Path) -> Result<SubjectSpec> {
-        let opt = self.opt.as_deref().map(ExternalOpt::locate).transpose()?;
+        self.spec_on(program, &Llvm::from_opt(self.opt.as_deref())?)
+    }
+
+    /// [`InputOptions::spec`] on an LLVM decided elsewhere (a bug folder's `opt`), not
+    /// from `--opt`.
+    pub fn spec_on(&self, program: &std::path::Path, llvm: &Llvm) -> Result<SubjectSpec> {
         let spec = SubjectSpec {
             program: program.to_path_buf(),
             driver: self.driver.clone(),
             frontend: CFrontend::with_flags(None, self.clang_args.as_deref()),
             llvm_args: self.llvm_args.clone(),
-            opt: None,
+            llvm: Llvm::Linked,
         };
-        // C programs become IR this opt reads: its own clang, unless the user names one.
-        let mut spec = spec.with_opt(opt.as_ref())?;
+        // C programs become IR this LLVM reads: its own clang, unless the user names one.
+        let mut spec = spec.with_llvm(llvm)?;
         if let Some(clang) = &self.clang {
             spec.frontend.clang = clang.clone();
         }

@@ -13,7 +13,7 @@ use crate::llvm::{IrModule, VerifyEach};
 use crate::oracle::{bug_key, key_before_reduction, Failure, FailureKind, Oracle, Verdict};
 use crate::output::shell_quote;
 use crate::program::Subject;
-use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, JobSpec, Run};
+use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, JobSpec, Llvm, Run};
 use crate::seq::random::{contains_ordered, with_preconditions};
 use crate::seq::reduce::reduce_batched;
 use crate::seq::{render_with, Sequence};
@@ -386,8 +386,8 @@ fn with_handoff(mut outcome: serde_json::Value, c: &Campaign, program: &str, red
         "reduced": reduced,
         "llvm_args": c.config.llvm_options(),
         "verify_each": c.config.verify_each,
-        "opt": c.opt.as_ref().map(|o| &o.opt),
-        "llvm_version": crate::sandbox::agent::ExternalOpt::version_or_linked(c.opt.as_ref()),
+        "opt": c.llvm.external().map(|o| &o.opt),
+        "llvm_version": c.llvm.version(),
     });
     if let (Some(o), serde_json::Value::Object(f)) = (outcome.as_object_mut(), facts) {
         o.extend(f);
@@ -399,13 +399,13 @@ fn with_handoff(mut outcome: serde_json::Value, c: &Campaign, program: &str, red
 /// an external opt: what that opt read, as its own clang made it (the linked LLVM's text
 /// may be too new for an older opt).
 fn program_file(c: &Campaign, l: &Loaded, dir: &std::path::Path) -> Result<&'static str> {
-    Ok(match &c.opt {
-        Some(_) => {
+    Ok(match &c.llvm {
+        Llvm::External(_) => {
             let name = if l.program.ir.ends_with(".ll") { "program.ll" } else { "program.bc" };
             std::fs::copy(c.dir.join(&l.program.ir), dir.join(name))?;
             name
         }
-        None => {
+        Llvm::Linked => {
             std::fs::write(dir.join("program.ll"), l.subject.module.ir_text())?;
             "program.ll"
         }
@@ -421,15 +421,16 @@ pub(super) struct Tools {
 }
 
 pub(super) fn tools(c: &Campaign) -> Tools {
-    match &c.opt {
-        Some(o) => {
+    let version = c.llvm.version();
+    match &c.llvm {
+        Llvm::External(o) => {
             let lli = o.bin_dir().join("lli");
             let lli = if lli.is_file() { shell_quote(&lli.display().to_string()) } else { "lli".to_string() };
-            Tools { opt: shell_quote(&o.opt.display().to_string()), lli, version: o.version.clone() }
+            Tools { opt: shell_quote(&o.opt.display().to_string()), lli, version }
         }
-        None => {
-            let major = crate::llvm::version().0;
-            Tools { opt: format!("opt-{major}"), lli: format!("lli-{major}"), version: crate::llvm::version_string() }
+        Llvm::Linked => {
+            let major = c.llvm.major();
+            Tools { opt: format!("opt-{major}"), lli: format!("lli-{major}"), version }
         }
     }
 }
@@ -458,7 +459,7 @@ pub(super) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: 
 fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &str) -> String {
     let Tools { opt, version, .. } = tools(c);
     let mut ctos_args: String = c.config.llvm_options().iter().map(|a| format!(" --llvm-arg={a}")).collect();
-    if c.opt.is_some() {
+    if c.llvm.external().is_some() {
         ctos_args.push_str(&format!(" --opt {opt}"));
     }
     let pipeline = shell_quote(&bug.reduced);
@@ -493,7 +494,7 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &s
         "```\n\nWith ctos:\n\n```sh\nctos run {program} --passes {pipeline}{ctos_verify}{exec}{ctos_args}\n```\n\n\
          `original.txt` is the failing sequence before reduction, `outcome.json` the failure as recorded.\n"
     ));
-    let opt_path = c.opt.as_ref().map(|o| o.opt.as_path());
+    let opt_path = c.llvm.external().map(|o| o.opt.as_path());
     text.push_str(&format!(
         "\n## Localize\n\nRank the LLVM source files to blame (program, reduced sequence, LLVM options and \
          oracle come from this folder):\n\n```sh\n{}\n```\n",
@@ -517,7 +518,7 @@ fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
         verify_each: c.config.verify_each,
         llvm_args: c.config.llvm_options(),
         limits: c.config.limits(),
-        opt: c.opt.clone(),
+        llvm: c.llvm.clone(),
         culprit: Some(bug.pass.clone()),
         baseline: None,
         keep_smallest: None,

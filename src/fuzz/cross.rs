@@ -9,7 +9,7 @@ use anyhow::{Context as _, Result};
 use super::CampaignConfig;
 use crate::oracle::{failed_in_pass, observe, FailureKind, Observation};
 use crate::program::{Subject, SubjectSpec};
-use crate::sandbox::agent::ExternalOpt;
+use crate::sandbox::Llvm;
 use crate::sandbox::{ExecMode, Execution, JobSpec, Run};
 
 /// Whether `run` of `pipeline` failed with a failure of `kind`, whatever its text, and,
@@ -28,12 +28,12 @@ pub(super) fn fails_like(
 /// Runs the campaign's LLVM, as its configuration says, on bug folders' programs.
 pub(super) struct CrossCheck<'a> {
     config: &'a CampaignConfig,
-    opt: Option<ExternalOpt>,
+    llvm: Llvm,
 }
 
 impl<'a> CrossCheck<'a> {
     pub fn new(config: &'a CampaignConfig) -> Result<CrossCheck<'a>> {
-        Ok(CrossCheck { config, opt: super::locate_opt(config)? })
+        Ok(CrossCheck { config, llvm: Llvm::from_opt(config.opt.as_deref())? })
     }
 
     /// Whether the bug folders `a` and `b` (with their reduced sequences) show one cause.
@@ -43,7 +43,7 @@ impl<'a> CrossCheck<'a> {
 
     fn fails_on(&self, folder: &Path, pipeline: &str, kind: FailureKind, culprit: &str) -> Result<bool> {
         let program = program_in(folder)?;
-        let spec = SubjectSpec::new(program.clone(), &self.config.llvm_options()).with_opt(self.opt.as_ref())?;
+        let spec = SubjectSpec::new(program.clone(), &self.config.llvm_options()).with_llvm(&self.llvm)?;
         let mut subject =
             Subject::load(&spec, 1, self.config.limits()).with_context(|| format!("loading {}", program.display()))?;
         let reference = if subject.module.has_main() { Some(subject.reference()?) } else { None };

@@ -19,6 +19,7 @@ use super::Campaign;
 use crate::oracle::{Failure, FailureKind, Oracle};
 use crate::program::{Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
+use crate::sandbox::Llvm;
 use crate::seq::{render_with, Sequence};
 
 /// Finish every bug whose folder lacks a step (all of them after an interruption).
@@ -54,7 +55,7 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
     if findings.suspects.is_none() && c.config.localize_seconds > 0.0 {
         c.stats.tick(&c.dir, &c.store, c.started, "localizing the bug")?;
         let budget = Duration::from_secs_f64(c.config.localize_seconds);
-        let opt = c.opt.as_ref().map(|o| o.opt.as_path());
+        let opt = c.llvm.external().map(|o| o.opt.as_path());
         findings.suspects = Some(localize(&folder, budget, c.jobs, c.config.seed, opt));
         findings.write(&folder)?;
     }
@@ -73,7 +74,7 @@ fn reduce_program_ir(c: &Campaign, bug: &BugRow, kind: FailureKind, folder: &Pat
     let path = folder.join(program);
     let out = folder.join("reduced.ll");
     let budget = Duration::from_secs_f64(c.config.reduce_ir_seconds);
-    let reduction = llvm_reduce_for(c.opt.as_ref()).and_then(|tool| {
+    let reduction = llvm_reduce_for(&c.llvm).and_then(|tool| {
         let check = interesting(c, bug, kind, &path)?;
         let mut reduction = reduce_ir(&tool, &path, &out, &check, budget, c.jobs)?;
         if reduction.file.is_some() {
@@ -87,7 +88,7 @@ fn reduce_program_ir(c: &Campaign, bug: &BugRow, kind: FailureKind, folder: &Pat
 /// The campaign's reduced sequence reduced again, on the reduced program: passes that
 /// the whole program needed to fail may be needless now. None when none can go.
 fn shorter_pipeline(c: &Campaign, bug: &BugRow, check: &Interesting, reduced: &Path) -> Result<Option<String>> {
-    let spec = SubjectSpec::new(reduced, &c.config.llvm_options()).with_opt(c.opt.as_ref())?;
+    let spec = SubjectSpec::new(reduced, &c.config.llvm_options()).with_llvm(&c.llvm)?;
     let mut subject = Subject::load(&spec, c.jobs, check.limits)?;
     let mut oracle = Oracle::of(check.failure.clone(), None);
     oracle.crash_in = Some(bug.pass.clone());
@@ -131,7 +132,7 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
     limits.exec_timeout = limits.exec_timeout.min(Duration::from_secs(5));
     let baseline = match kind {
         FailureKind::WrongCode => {
-            let spec = SubjectSpec::new(program, &c.config.llvm_options()).with_opt(c.opt.as_ref())?;
+            let spec = SubjectSpec::new(program, &c.config.llvm_options()).with_llvm(&c.llvm)?;
             let mut subject = Subject::load(&spec, 1, limits)?;
             Some(Baseline::of(&mut subject.pool, &mut subject.module)?)
         }
@@ -146,7 +147,7 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
         verify_each: c.config.verify_each,
         llvm_args: c.config.llvm_options(),
         limits,
-        opt: c.opt.clone(),
+        llvm: c.llvm.clone(),
         culprit: Some(bug.pass.clone()),
         baseline,
         keep_smallest: None,
@@ -156,14 +157,13 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
 /// Every LLVM the campaign knows: the one under test, the linked one, each --also-opt of
 /// another version (Debian's opt-22 beside the linked 22 would say the same again); and
 /// the --also-opts that cannot be run any more (uninstalled since), with why.
-fn llvms(c: &Campaign) -> (Vec<Option<ExternalOpt>>, Vec<(PathBuf, String)>) {
-    let mut all: Vec<Option<ExternalOpt>> = vec![None];
-    all.extend(c.opt.clone().map(Some));
-    let version = |o: &Option<ExternalOpt>| ExternalOpt::version_or_linked(o.as_ref());
+fn llvms(c: &Campaign) -> (Vec<Llvm>, Vec<(PathBuf, String)>) {
+    let mut all = vec![Llvm::Linked];
+    all.extend(c.llvm.external().map(|o| Llvm::External(o.clone())));
     let mut missing = Vec::new();
     for path in &c.config.also_opt {
         match locate_also(path) {
-            Ok(opt) if !all.iter().any(|o| version(o) == opt.version) => all.push(Some(opt)),
+            Ok(opt) if !all.iter().any(|o| o.version() == opt.version) => all.push(Llvm::External(opt)),
             Ok(_) => {}
             Err(e) => missing.push((path.clone(), format!("{e:#}"))),
         }

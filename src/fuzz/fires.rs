@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::oracle::{failed_in_pass, observe, FailureKind, Observation};
 use crate::program::{Subject, SubjectSpec};
-use crate::sandbox::agent::{major_of, ExternalOpt};
-use crate::sandbox::{ExecMode, JobSpec, Limits};
+use crate::sandbox::agent::major_of;
+use crate::sandbox::{ExecMode, JobSpec, Limits, Llvm};
 
 /// One LLVM's answer, as `outcome.json` records it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -87,9 +87,9 @@ pub struct Reproducer<'a> {
     pub source: Option<(&'a Path, &'a str)>,
 }
 
-/// Run `r` on each of `llvms` (None: the linked LLVM), oldest version first.
-pub fn fires_on_each(r: &Reproducer, llvms: &[Option<ExternalOpt>]) -> Vec<FiresOn> {
-    let mut all: Vec<FiresOn> = llvms.iter().map(|opt| fires_on(r, opt.as_ref())).collect();
+/// Run `r` on each of `llvms`, oldest version first.
+pub fn fires_on_each(r: &Reproducer, llvms: &[Llvm]) -> Vec<FiresOn> {
+    let mut all: Vec<FiresOn> = llvms.iter().map(|llvm| fires_on(r, llvm)).collect();
     all.sort_by_key(|f| (version_key(&f.llvm), f.opt.is_some()));
     all
 }
@@ -98,16 +98,15 @@ fn version_key(version: &str) -> Vec<u32> {
     version.split('.').map(|p| p.parse().unwrap_or(0)).collect()
 }
 
-fn fires_on(r: &Reproducer, opt: Option<&ExternalOpt>) -> FiresOn {
-    let llvm = ExternalOpt::version_or_linked(opt);
-    let mut answer = FiresOn::blank(llvm, opt.map(|o| o.opt.clone()));
-    let Err(e) = judge(r.program, r.pipeline, r, opt, &mut answer) else { return answer };
+fn fires_on(r: &Reproducer, llvm: &Llvm) -> FiresOn {
+    let mut answer = FiresOn::blank(llvm.version(), llvm.external().map(|o| o.opt.clone()));
+    let Err(e) = judge(r.program, r.pipeline, r, llvm, &mut answer) else { return answer };
     let why = first_part(&format!("{e:#}"));
     let Some((source, pipeline)) = r.source else {
         answer.note = Some(why);
         return answer;
     };
-    answer.note = Some(match judge(source, pipeline, r, opt, &mut answer) {
+    answer.note = Some(match judge(source, pipeline, r, llvm, &mut answer) {
         Ok(()) => format!(
             "on {} compiled by its clang, under the campaign's sequence: it cannot read {} ({}){}",
             source.file_name().unwrap_or_default().to_string_lossy(),
@@ -126,14 +125,8 @@ fn first_part(message: &str) -> String {
 }
 
 /// Run `pipeline` on `program` as `r` says, into `answer`.
-fn judge(
-    program: &Path,
-    pipeline: &str,
-    r: &Reproducer,
-    opt: Option<&ExternalOpt>,
-    answer: &mut FiresOn,
-) -> anyhow::Result<()> {
-    let spec = SubjectSpec::new(program, r.llvm_args).with_opt(opt)?;
+fn judge(program: &Path, pipeline: &str, r: &Reproducer, llvm: &Llvm, answer: &mut FiresOn) -> anyhow::Result<()> {
+    let spec = SubjectSpec::new(program, r.llvm_args).with_llvm(llvm)?;
     let mut subject = Subject::load(&spec, 1, r.limits)?;
     let reference = if subject.module.has_main() { Some(subject.reference()?) } else { None };
     let exec = if reference.is_some() { ExecMode::Always } else { ExecMode::Never };

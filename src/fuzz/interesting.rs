@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::llvm::IrModule;
 use crate::oracle::{Failure, FailureKind, Oracle, Verdict};
 use crate::program::{reference_execution_filled, screen, Screen, Screening, Subject, SubjectSpec};
-use crate::sandbox::agent::ExternalOpt;
+use crate::sandbox::Llvm;
 use crate::sandbox::{ExecMode, ExecStatus, Execution, JobSpec, Limits, Pool};
 
 /// What `ctos interesting` checks.
@@ -24,8 +24,8 @@ pub struct Interesting {
     pub verify_each: crate::llvm::VerifyEach,
     pub llvm_args: Vec<String>,
     pub limits: Limits,
-    /// The `opt` under test, when not the linked LLVM.
-    pub opt: Option<ExternalOpt>,
+    /// The LLVM under test.
+    pub llvm: Llvm,
     /// The pass the campaign found failing: a crash inside it is this failure whatever
     /// its top frame (a smaller program often crashes a few frames earlier).
     pub culprit: Option<String>,
@@ -138,7 +138,7 @@ impl Interesting {
     /// Whether `program` (C or IR) still shows the failure.
     pub fn holds(&self, program: &Path) -> Result<bool> {
         // A variant that no longer compiles or parses is simply not interesting.
-        let spec = SubjectSpec::new(program, &self.llvm_args).with_opt(self.opt.as_ref())?;
+        let spec = SubjectSpec::new(program, &self.llvm_args).with_llvm(&self.llvm)?;
         let Ok(mut subject) = Subject::load(&spec, 1, self.limits) else {
             return Ok(false);
         };
@@ -195,7 +195,7 @@ impl Interesting {
         let mode = serde_json::to_value(self.verify_each).ok().and_then(|v| v.as_str().map(str::to_string));
         parts.push(format!("--verify-each={}", mode.unwrap_or_default()));
         parts.extend(self.llvm_args.iter().map(|a| q(&format!("--llvm-arg={a}"))));
-        if let Some(opt) = &self.opt {
+        if let Some(opt) = self.llvm.external() {
             parts.extend(["--opt".to_string(), q(&opt.opt.display().to_string())]);
         }
         if let Some(culprit) = &self.culprit {

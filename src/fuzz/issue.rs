@@ -231,7 +231,7 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
 
 /// What the LLVM under test did with the reproducer, against what it should have done.
 fn expected_vs_actual(c: &Campaign, kind: FailureKind, bug: &BugRow, findings: &Findings) -> String {
-    let opt = c.opt.as_ref().map(|o| &o.opt);
+    let opt = c.llvm.external().map(|o| &o.opt);
     let under_test = findings.fires_on.as_ref().and_then(|all| all.iter().find(|f| f.opt.as_ref() == opt));
     let block = |s: &str| match s.trim_end() {
         "" => "```\n(no output)\n```\n".to_string(),

@@ -36,9 +36,9 @@ pub use report::{print_report, BugReport};
 pub use stats::Stats;
 
 use crate::llvm::CFrontend;
-use crate::program::{catalog_for, frontend_for, Generator, GeneratorMix};
-use crate::sandbox::agent::ExternalOpt;
+use crate::program::{catalog_for, Generator, GeneratorMix};
 use crate::sandbox::Limits;
+use crate::sandbox::Llvm;
 use crate::seq::{Catalog, Nesting, RenderOptions};
 use store::Store;
 
@@ -198,8 +198,8 @@ pub(crate) struct Campaign {
     pub config: CampaignConfig,
     pub store: Store,
     pub catalog: Catalog,
-    /// The `opt` under test, when not the linked LLVM.
-    pub opt: Option<ExternalOpt>,
+    /// The LLVM under test.
+    pub llvm: Llvm,
     /// How C programs become IR that the LLVM under test reads.
     pub frontend: CFrontend,
     pub jobs: usize,
@@ -231,20 +231,20 @@ pub fn start(dir: &Path, config: CampaignConfig, run: RunOptions) -> Result<()> 
     if dir.join(DB).exists() {
         bail!("{} holds a campaign already: continue it with --resume {}", dir.display(), dir.display());
     }
-    let opt = locate_opt(&config)?;
-    let catalog = catalog_for(opt.as_ref())?;
-    let checked = preflight::check(&config, &catalog, opt.as_ref())?;
+    let llvm = Llvm::from_opt(config.opt.as_deref())?;
+    let catalog = catalog_for(&llvm)?;
+    let checked = preflight::check(&config, &catalog, &llvm)?;
     let created_dir = !dir.exists();
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let result = (|| {
         let store = Store::open(&dir.join(DB))?;
         store.set_meta("config", &serde_json::to_string(&config)?)?;
-        store.set_meta("llvm_version", &ExternalOpt::version_or_linked(opt.as_ref()))?;
+        store.set_meta("llvm_version", &llvm.version())?;
         store.set_meta("created", &store::now())?;
         if let Some(sequences) = &checked.sequences {
             store.set_meta("sequences", &serde_json::to_string(sequences)?)?;
         }
-        drive(dir, config, store, run, opt)
+        drive(dir, config, store, run, llvm)
     })();
     if result.is_err() {
         discard_if_unplanned(dir, created_dir);
@@ -274,6 +274,13 @@ pub fn stored_config(dir: &Path) -> Result<CampaignConfig> {
     let store = open_campaign(dir)?;
     let config = store.get_meta("config")?.context("the campaign has no configuration")?;
     Ok(serde_json::from_str(&config)?)
+}
+
+/// The LLVM the campaign in `dir` tests, as it recorded it: version and external `opt`.
+pub fn stored_llvm(dir: &Path) -> Result<(String, Option<PathBuf>)> {
+    let store = open_campaign(dir)?;
+    let version = store.get_meta("llvm_version")?.unwrap_or_else(|| Llvm::Linked.version());
+    Ok((version, stored_config(dir)?.opt))
 }
 
 /// The campaign's store, read-only, after checking that `dir` holds one.
@@ -310,11 +317,11 @@ pub fn resume(dir: &Path, run: RunOptions, more_iterations: Option<usize>) -> Re
     let mut config: CampaignConfig =
         serde_json::from_str(&store.get_meta("config")?.context("the campaign has no configuration")?)?;
     let version = store.get_meta("llvm_version")?.unwrap_or_default();
-    let opt = locate_opt(&config)?;
-    if version != ExternalOpt::version_or_linked(opt.as_ref()) {
-        let now = match &opt {
-            Some(o) => format!("{} is LLVM {}", o.opt.display(), o.version),
-            None => format!("this ctos links LLVM {}", crate::llvm::version_string()),
+    let llvm = Llvm::from_opt(config.opt.as_deref())?;
+    if version != llvm.version() {
+        let now = match &llvm {
+            Llvm::External(o) => format!("{} is LLVM {}", o.opt.display(), o.version),
+            Llvm::Linked => format!("this ctos links LLVM {}", llvm.version()),
         };
         bail!("the campaign ran on LLVM {version}; {now}");
     }
@@ -329,17 +336,12 @@ pub fn resume(dir: &Path, run: RunOptions, more_iterations: Option<usize>) -> Re
         return Ok(Resumed::AlreadyDone { iterations: finished });
     }
     store.set_meta("config", &serde_json::to_string(&config)?)?;
-    drive(dir, config, store, run, opt)?;
+    drive(dir, config, store, run, llvm)?;
     Ok(Resumed::Ran)
 }
 
-/// The `opt` a campaign tests, if not the linked LLVM (its agent built if need be).
-fn locate_opt(config: &CampaignConfig) -> Result<Option<ExternalOpt>> {
-    config.opt.as_deref().map(ExternalOpt::locate).transpose()
-}
-
-/// `opt`: the campaign's, located by the caller.
-fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions, opt: Option<ExternalOpt>) -> Result<()> {
+/// `llvm`: the campaign's, located by the caller.
+fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions, llvm: Llvm) -> Result<()> {
     crate::llvm::init();
     let started = Instant::now();
     let sequences = match (&config.sequences_file, store.get_meta("sequences")?) {
@@ -352,9 +354,9 @@ fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions, opt:
         sequences,
         sync,
         dir: dir.to_path_buf(),
-        catalog: catalog_for(opt.as_ref())?,
-        frontend: frontend_for(opt.as_ref())?,
-        opt,
+        catalog: catalog_for(&llvm)?,
+        frontend: llvm.frontend()?,
+        llvm,
         stats: Stats::new(&store, run.status_line)?,
         config,
         store,

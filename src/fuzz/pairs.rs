@@ -54,7 +54,7 @@ pub(super) fn detail_of(run: &Run) -> FailureDetail {
 
 /// The program with the campaign's LLVM flags.
 pub(super) fn load(c: &Campaign, program: &ProgramRow, limits: crate::sandbox::Limits) -> Result<Subject> {
-    let spec = SubjectSpec::new(c.dir.join(&program.ir), &c.config.llvm_options()).with_opt(c.opt.as_ref())?;
+    let spec = SubjectSpec::new(c.dir.join(&program.ir), &c.config.llvm_options()).with_llvm(&c.llvm)?;
     Subject::load(&spec, c.jobs, limits).with_context(|| format!("loading {}", program.ir))
 }
 

@@ -218,7 +218,7 @@ fn user_programs(c: &Campaign, dir: &Path, iteration: i64, frontend: &CFrontend)
             if file.extension().is_some_and(|e| e == "c") { Some(std::fs::read_to_string(file)?) } else { None };
         // An external opt reads the program as given (or as its clang made it): the linked
         // LLVM's bitcode may be too new for it.
-        let ir_bytes = if c.opt.is_some() { bytes } else { module.bitcode() };
+        let ir_bytes = if c.llvm.external().is_some() { bytes } else { module.bitcode() };
         let (source, ir) = store_program(&c.dir, &name, source.as_deref(), &ir_bytes)?;
         let origin = serde_json::json!({ "file": file });
         rows.push(ProgramRow { id: 0, iteration, name, origin: origin.to_string(), source, ir, status: String::new() });

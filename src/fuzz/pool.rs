@@ -11,7 +11,7 @@ use super::plan::derive;
 use super::reduce_ir::llvm_tool_for;
 use super::Campaign;
 use crate::program::{generate_many, llvm_stress_many, GenConfig, Generated, Generator};
-use crate::sandbox::agent::ExternalOpt;
+use crate::sandbox::Llvm;
 
 /// What a candidate program is written in.
 pub(super) enum Body {
@@ -78,12 +78,12 @@ pub(super) fn csmith(c: &mut Campaign, generator: Generator, seed: u64, count: u
 }
 
 /// llvm-stress of the LLVM under test (or of the linked one, older than an `--opt`).
-pub(super) fn stress_tool(opt: Option<&ExternalOpt>) -> Result<std::path::PathBuf> {
-    llvm_tool_for("llvm-stress", opt, "or leave llvm-stress out of --generator")
+pub(super) fn stress_tool(llvm: &Llvm) -> Result<std::path::PathBuf> {
+    llvm_tool_for("llvm-stress", llvm, "or leave llvm-stress out of --generator")
 }
 
 fn stress(c: &mut Campaign, seed: u64, count: usize) -> Result<Vec<Candidate>> {
-    let tool = stress_tool(c.opt.as_ref())?;
+    let tool = stress_tool(&c.llvm)?;
     let t = Instant::now();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let wanted: Vec<(u32, usize)> = (0..count).map(|_| (rng.random(), rng.random_range(STRESS_SIZES))).collect();

@@ -8,7 +8,7 @@ use anyhow::{bail, Context as _, Result};
 use super::CampaignConfig;
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::program::{find_on_path, Generator};
-use crate::sandbox::agent::ExternalOpt;
+use crate::sandbox::Llvm;
 use crate::sandbox::{check_pipelines, Pool, Rejection};
 use crate::seq::{pipeline_lines, render_with, Catalog, Sequence};
 
@@ -18,7 +18,7 @@ pub(super) struct Checked {
 }
 
 /// `opt`: the campaign's, located by the caller.
-pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, opt: Option<&ExternalOpt>) -> Result<Checked> {
+pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, llvm: &Llvm) -> Result<Checked> {
     let (i, n) = config.shard;
     if n == 0 || i >= n {
         bail!("--shard {i}/{n}: the shard index must be below the number of shards");
@@ -46,7 +46,7 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, opt: Option<&Ext
         }
     }
     if config.reduce_ir_seconds > 0.0 {
-        super::reduce_ir::llvm_reduce_for(opt)?;
+        super::reduce_ir::llvm_reduce_for(llvm)?;
     }
     if let Some(sync) = &config.sync {
         // Made when the campaign starts; here nothing is written yet.
@@ -71,7 +71,7 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, opt: Option<&Ext
     if let Some(dir) = &config.programs_dir {
         check_programs(dir, &target)?;
     }
-    check_generators(config, opt)?;
+    check_generators(config, llvm)?;
     if config.reduce_programs && find_on_path("cvise").is_none() {
         bail!("--reduce-programs needs cvise (scripts/setup.sh installs it)");
     }
@@ -143,7 +143,7 @@ fn check_programs(dir: &Path, target: &TargetSpec) -> Result<()> {
 }
 
 /// The tools the generators of the mix need, and what they cannot be combined with.
-fn check_generators(config: &CampaignConfig, opt: Option<&ExternalOpt>) -> Result<()> {
+fn check_generators(config: &CampaignConfig, llvm: &Llvm) -> Result<()> {
     let mix = &config.generator;
     let mutants = mix.has(Generator::IrMutate);
     if config.programs_dir.is_some() && mutants && mix.generators().len() > 1 {
@@ -157,12 +157,12 @@ fn check_generators(config: &CampaignConfig, opt: Option<&ExternalOpt>) -> Resul
         bail!("csmith is not installed (scripts/setup.sh installs it), or test your own programs with --programs DIR");
     }
     if mix.has(Generator::LlvmStress) {
-        super::pool::stress_tool(opt)?;
+        super::pool::stress_tool(llvm)?;
     }
-    if let Some(opt) = opt.filter(|o| mutants && o.major() < crate::llvm::version().0) {
+    if let Some(opt) = llvm.external().filter(|o| mutants && o.major() < Llvm::Linked.major()) {
         bail!(
             "ir-mutate writes its mutants as LLVM {} IR, which {} (LLVM {}) may not read; use the ctos build of LLVM {}",
-            crate::llvm::version().0,
+            Llvm::Linked.major(),
             opt.opt.display(),
             opt.major(),
             opt.major()

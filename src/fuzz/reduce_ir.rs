@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
 use super::interesting::{run_bounded, Ended, Interesting};
-use crate::sandbox::agent::ExternalOpt;
+use crate::sandbox::Llvm;
 
 /// What IR reduction did, as `outcome.json` records it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -39,20 +39,20 @@ impl IrReduction {
 
 /// The llvm-reduce of the LLVM under test: the one beside an external `opt`, else the
 /// versioned one of that major version on PATH (`llvm-reduce-22`).
-pub fn llvm_reduce_for(opt: Option<&ExternalOpt>) -> Result<PathBuf> {
-    llvm_tool_for("llvm-reduce", opt, "or turn it off with --reduce-ir-time 0")
+pub fn llvm_reduce_for(llvm: &Llvm) -> Result<PathBuf> {
+    llvm_tool_for("llvm-reduce", llvm, "or turn it off with --reduce-ir-time 0")
 }
 
 /// LLVM's `tool` of the LLVM under test: the one beside `--opt`, else Debian's of its
 /// version, else, for an `--opt` newer than the linked LLVM, the linked version's (its IR
 /// is read by a newer opt; a trunk build often ships only opt); the error says how to get
 /// it, then `otherwise`.
-pub fn llvm_tool_for(tool: &str, opt: Option<&ExternalOpt>, otherwise: &str) -> Result<PathBuf> {
-    if let Some(beside) = opt.map(|o| o.bin_dir().join(tool)).filter(|p| p.is_file()) {
+pub fn llvm_tool_for(tool: &str, llvm: &Llvm, otherwise: &str) -> Result<PathBuf> {
+    if let Some(beside) = llvm.external().map(|o| o.bin_dir().join(tool)).filter(|p| p.is_file()) {
         return Ok(beside);
     }
-    let linked = crate::llvm::version().0;
-    let major = opt.map_or(linked, |o| o.major());
+    let linked = Llvm::Linked.major();
+    let major = llvm.major();
     let name = format!("{tool}-{major}");
     let older = (major > linked).then(|| crate::program::find_on_path(&format!("{tool}-{linked}"))).flatten();
     match crate::program::find_on_path(&name).or(older) {

@@ -10,8 +10,8 @@ use super::sbfl::{metrics, Metrics};
 use super::sequence_search::Strategy;
 use crate::llvm::CFrontend;
 use crate::program::{Subject, SubjectSpec};
-use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::Limits;
+use crate::sandbox::Llvm;
 use crate::seq::{Catalog, Sequence};
 
 /// One isolation of one bug with one strategy.
@@ -194,8 +194,8 @@ pub struct EvalSetup<'a> {
     pub jobs: usize,
     pub limits: Limits,
     pub catalog: &'a Catalog,
-    /// Run the bugs in this `opt` instead of the linked LLVM.
-    pub opt: Option<ExternalOpt>,
+    /// The LLVM the bugs run on.
+    pub llvm: Llvm,
 }
 
 /// Isolate `bug` `repeat` times (seeds 1..=repeat) with `strategy`; skip it, with the
@@ -211,16 +211,16 @@ pub fn evaluate_bug(bug: &BenchBug, strategy: Strategy, setup: &EvalSetup, progr
 }
 
 fn attempts(bug: &BenchBug, strategy: Strategy, setup: &EvalSetup, progress: &mut dyn Progress) -> Result<BugOutcome> {
-    let EvalSetup { base, repeat, jobs, limits, catalog, opt } = setup;
+    let EvalSetup { base, repeat, jobs, limits, catalog, llvm } = setup;
     let (repeat, jobs, limits, catalog) = (*repeat, *jobs, *limits, *catalog);
-    let major = ExternalOpt::major_or_linked(opt.as_ref());
+    let major = llvm.major();
     if !bug.versions.is_empty() && !bug.versions.contains(&major) {
         let fires: Vec<String> = bug.versions.iter().map(u32::to_string).collect();
         return Ok(BugOutcome::Skipped { reason: format!("fires on LLVM {}, not on {major}", fires.join(", ")) });
     }
     let program = bug.program_for(strategy);
-    let mut spec = SubjectSpec { driver: bug.driver.clone(), ..SubjectSpec::new(program, &bug.llvm_args) }
-        .with_opt(opt.as_ref())?;
+    let mut spec =
+        SubjectSpec { driver: bug.driver.clone(), ..SubjectSpec::new(program, &bug.llvm_args) }.with_llvm(llvm)?;
     if bug.clang_args.is_some() {
         spec.frontend = CFrontend::with_flags(Some(spec.frontend.clang), bug.clang_args.as_deref());
     }

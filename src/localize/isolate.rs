@@ -26,7 +26,7 @@ use crate::coverage::{self, Coverage, Granularity, Spectrum};
 use crate::llvm::{print_pipeline_passes, IrModule};
 use crate::oracle::{observe, Failure, FailureKind, Observation, Oracle, ScriptOracle, Verdict};
 use crate::program::{reference_execution, Screen};
-use crate::sandbox::{ExecCache, ExecMode, JobSpec, Pool, Run};
+use crate::sandbox::{ExecCache, ExecMode, JobSpec, Llvm, Pool, Run};
 use crate::seq::reduce::reduce;
 use crate::seq::{Catalog, Pass, RenderOptions, Sequence};
 
@@ -135,8 +135,9 @@ pub struct CheckedOptions {
 
 impl IsolateOptions {
     /// Everything the options name must exist: the candidate set, a pattern that compiles,
-    /// an executable oracle script. Cheap: call it before any work.
-    pub fn check(&self, catalog: &Catalog) -> Result<CheckedOptions> {
+    /// an executable oracle script (which will be given `llvm`'s `opt`). Cheap: call it
+    /// before any work.
+    pub fn check(&self, catalog: &Catalog, llvm: &Llvm) -> Result<CheckedOptions> {
         catalog.set(&self.candidates).context("--candidates")?;
         if self.strategy.mutates_programs() && matches!(self.oracle, OracleMode::Script(_)) {
             bail!(Inapplicable(format!(
@@ -152,7 +153,9 @@ impl IsolateOptions {
             None => None,
         };
         let script = match &self.oracle {
-            OracleMode::Script(path) => Some(ScriptOracle::new(path.clone()).map_err(anyhow::Error::msg)?),
+            OracleMode::Script(path) => {
+                Some(ScriptOracle::new(path.clone(), llvm.opt_path()).map_err(anyhow::Error::msg)?)
+            }
             _ => None,
         };
         Ok(CheckedOptions { pattern, script })
@@ -511,7 +514,8 @@ pub fn isolate(
     progress: &mut dyn Progress,
 ) -> Result<Isolation> {
     let mut clock = Clock::start();
-    let mut checked = opts.check(catalog)?;
+    let llvm = pool.llvm();
+    let checked = opts.check(catalog, &llvm)?;
     if opts.strategy.mutates_programs() && program.is_none() {
         bail!("--strategy {} mutates the program, and none was given", opts.strategy.name());
     }
@@ -523,10 +527,6 @@ pub fn isolate(
              use the linked LLVM, or a sequence strategy",
             opts.strategy.name()
         )));
-    }
-    let opt = pool.opt_path();
-    if let Some(script) = checked.script.as_mut() {
-        script.opt = opt.clone();
     }
     // Reproduction and reduction need no coverage: run them without breakpoints.
     coverage::disarm_for(pool)?;
@@ -575,7 +575,7 @@ fn isolate_reproduced(
     clock: &mut Clock,
     hang_limit_cap: Option<Duration>,
 ) -> Result<Isolation> {
-    let opt = runner.pool.opt_path();
+    let opt = runner.pool.llvm().opt_path();
     let deadline = opts.budget.time.map(|t| clock.started + t);
     let reduce_until = opts.budget.time.map(|t| clock.started + t / 2);
     progress.phase(&format!("reducing {} passes", buggy.len()));
@@ -702,7 +702,7 @@ fn search_witnesses<'t>(
     let sequences = opts.strategy.varies_sequences();
     let space = match culprit {
         Some(c) if sequences && (opts.configs || opts.strategy == Strategy::Configs) => {
-            match crate::llvm::opt_hidden_options(&runner.pool.opt_path()) {
+            match crate::llvm::opt_hidden_options(&runner.pool.llvm().opt_path()) {
                 Ok(help) => Some(ConfigSpace::new(current, c, catalog, &help, runner.pool.llvm_args())),
                 Err(e) => {
                     notes.push(format!("no configurations: {e}"));

@@ -18,8 +18,8 @@ pub struct ScriptOracle {
 }
 
 impl ScriptOracle {
-    /// The test at `script`, which must be an executable file.
-    pub fn new(script: PathBuf) -> Result<ScriptOracle, String> {
+    /// The test at `script`, which must be an executable file, given `opt` to run.
+    pub fn new(script: PathBuf, opt: PathBuf) -> Result<ScriptOracle, String> {
         let meta = std::fs::metadata(&script).map_err(|e| format!("the oracle script {}: {e}", script.display()))?;
         if !meta.is_file() {
             return Err(format!("the oracle script {} is not a file", script.display()));
@@ -27,7 +27,7 @@ impl ScriptOracle {
         if meta.permissions().mode() & 0o111 == 0 {
             return Err(format!("the oracle script {} is not executable (chmod +x it)", script.display()));
         }
-        Ok(ScriptOracle { script, opt: crate::llvm::linked_opt() })
+        Ok(ScriptOracle { script, opt })
     }
 
     /// Whether the bug fires under `pipeline`; `Err` when the script cannot say.

@@ -155,7 +155,7 @@ fn a_script_oracle_decides_and_a_broken_one_is_an_error_not_a_no() {
     // Fires when the pipeline (argument 2) mentions gvn.
     let fires = script(dir.path(), "fires.sh", "case \"$2\" in *gvn*) exit 0;; *) exit 1;; esac", 0o755);
     let oracle = Oracle {
-        script: Some(ScriptOracle::new(fires).unwrap()),
+        script: Some(ScriptOracle::new(fires, crate::llvm::linked_opt()).unwrap()),
         ..Oracle::of(Failure { kind: FailureKind::WrongCode, signature: String::new() }, None)
     };
     assert_eq!(oracle.judge(&run(Outcome::Ok, ""), "function(gvn)").unwrap(), Verdict::Same);
@@ -163,12 +163,18 @@ fn a_script_oracle_decides_and_a_broken_one_is_an_error_not_a_no() {
     assert!(matches!(oracle.judge(&run(Outcome::Fatal, "x"), "function(sroa)").unwrap(), Verdict::Other(_)));
 
     let missing_tool = script(dir.path(), "missing.sh", "no-such-command-anywhere \"$1\"", 0o755);
-    let e = ScriptOracle::new(missing_tool).unwrap().fires("sroa").unwrap_err().to_string();
+    let e = ScriptOracle::new(missing_tool, crate::llvm::linked_opt()).unwrap().fires("sroa").unwrap_err().to_string();
     assert!(e.contains("127"), "{e}");
     let not_executable = script(dir.path(), "plain.sh", "exit 0", 0o644);
-    assert!(ScriptOracle::new(not_executable).err().unwrap().contains("not executable"));
-    assert!(ScriptOracle::new(dir.path().join("absent.sh")).err().unwrap().contains("absent.sh"));
-    assert!(ScriptOracle::new(dir.path().to_path_buf()).err().unwrap().contains("not a file"));
+    assert!(ScriptOracle::new(not_executable, crate::llvm::linked_opt()).err().unwrap().contains("not executable"));
+    assert!(ScriptOracle::new(dir.path().join("absent.sh"), crate::llvm::linked_opt())
+        .err()
+        .unwrap()
+        .contains("absent.sh"));
+    assert!(ScriptOracle::new(dir.path().to_path_buf(), crate::llvm::linked_opt())
+        .err()
+        .unwrap()
+        .contains("not a file"));
 }
 
 #[test]

@@ -17,7 +17,7 @@ mod tests;
 pub use generate::{generate, generate_many, GenConfig, Generated, Generator, GeneratorMix};
 pub use screen::{screen, screen_many, Screen, Screening};
 pub use stress::{llvm_stress_many, StressProgram};
-pub use subject::{catalog_for, frontend_for, reference_execution, reference_execution_filled, Subject, SubjectSpec};
+pub use subject::{catalog_for, reference_execution, reference_execution_filled, Subject, SubjectSpec};
 
 /// Where `name` is on `PATH`, if it is: tools a command needs are checked before it starts.
 pub fn find_on_path(name: &str) -> Option<std::path::PathBuf> {

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use anyhow::{bail, Context as _, Result};
 
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
-use crate::sandbox::agent::{AgentProgram, ExternalOpt};
-use crate::sandbox::{check_pipelines, ExecMode, Execution, JobSpec, Limits, Pool, Rejection};
+use crate::sandbox::agent::AgentProgram;
+use crate::sandbox::{check_pipelines, ExecMode, Execution, JobSpec, Limits, Llvm, Pool, Rejection};
 use crate::seq::Catalog;
 
 /// Where a program under test comes from and how LLVM is configured for it.
@@ -21,18 +21,16 @@ pub struct SubjectSpec {
     pub frontend: CFrontend,
     /// LLVM options as `opt` takes them, target flags (`-mtriple=` …) included.
     pub llvm_args: Vec<String>,
-    /// Run pipelines in this external `opt` (through the agent) instead of the linked LLVM.
-    pub opt: Option<ExternalOpt>,
+    /// The LLVM that runs the pipelines.
+    pub llvm: Llvm,
 }
 
 impl SubjectSpec {
-    /// Run the pipelines in `opt` (if any), with C compiled by a clang whose IR that opt
-    /// reads (see [`ExternalOpt::clang`]).
-    pub fn with_opt(mut self, opt: Option<&ExternalOpt>) -> Result<SubjectSpec> {
-        if let Some(o) = opt {
-            self.frontend.clang = o.clang()?;
-        }
-        self.opt = opt.cloned();
+    /// Run the pipelines in `llvm`, with C compiled by a clang whose IR it reads (see
+    /// [`Llvm::clang`]).
+    pub fn with_llvm(mut self, llvm: &Llvm) -> Result<SubjectSpec> {
+        self.frontend.clang = llvm.clang()?;
+        self.llvm = llvm.clone();
         Ok(self)
     }
 
@@ -42,27 +40,18 @@ impl SubjectSpec {
             driver: None,
             frontend: CFrontend::default(),
             llvm_args: llvm_args.to_vec(),
-            opt: None,
+            llvm: Llvm::Linked,
         }
     }
 }
 
-/// The passes of the LLVM that runs the pipelines: read from `opt` when one is given
-/// (its passes, not ours), else the linked LLVM's, compiled in.
-pub fn catalog_for(opt: Option<&ExternalOpt>) -> Result<Catalog> {
-    Ok(match opt {
-        Some(o) => Catalog::of_opt(&o.opt, o.major())?,
-        None => Catalog::for_llvm(crate::llvm::version().0)?,
+/// The passes of the LLVM that runs the pipelines: read from an external `opt` (its
+/// passes, not ours), else the linked LLVM's, compiled in.
+pub fn catalog_for(llvm: &Llvm) -> Result<Catalog> {
+    Ok(match llvm {
+        Llvm::External(o) => Catalog::of_opt(&o.opt, o.major())?,
+        Llvm::Linked => Catalog::for_llvm(llvm.major())?,
     })
-}
-
-/// The clang that compiles C programs for `opt` (the linked LLVM's without one).
-pub fn frontend_for(opt: Option<&ExternalOpt>) -> Result<CFrontend> {
-    let mut frontend = CFrontend::default();
-    if let Some(o) = opt {
-        frontend.clang = o.clang()?;
-    }
-    Ok(frontend)
 }
 
 pub struct Subject {
@@ -85,16 +74,16 @@ impl Subject {
         let name = spec.program.display().to_string();
         let is_c = spec.program.extension().is_some_and(|e| e == "c");
         let bytes = spec.frontend.ir_bytes(&spec.program)?;
-        let mut module = IrModule::from_bytes(&bytes, &name, &target).with_context(|| match &spec.opt {
-            Some(_) => format!("the linked LLVM {} reads the program too", crate::llvm::version_string()),
-            None => format!("loading {name}"),
+        let mut module = IrModule::from_bytes(&bytes, &name, &target).with_context(|| match &spec.llvm {
+            Llvm::External(_) => format!("the linked LLVM {} reads the program too", Llvm::Linked.version()),
+            Llvm::Linked => format!("loading {name}"),
         })?;
         if let Some(driver) = &spec.driver {
             module.set_driver(driver).with_context(|| format!("loading the driver {}", driver.display()))?;
         }
-        let pool = match &spec.opt {
-            None => Pool::new(jobs, limits, llvm_args)?,
-            Some(opt) => {
+        let pool = match &spec.llvm {
+            Llvm::Linked => Pool::new(jobs, limits, llvm_args)?,
+            Llvm::External(opt) => {
                 // The agent's opt parses the program itself, from a file (once, as it
                 // starts): C as its clang made it.
                 let compiled = match is_c {

@@ -11,6 +11,7 @@ mod child;
 mod classify;
 mod pool;
 pub mod symbols;
+mod which_llvm;
 mod wire;
 
 use std::time::Duration;
@@ -22,6 +23,7 @@ pub use check::{check_pipelines, Rejection};
 pub use child::{in_child, recording_flags};
 pub(crate) use pool::memfd;
 pub use pool::{Event, JobId, Pool};
+pub use which_llvm::Llvm;
 pub use wire::Phase;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

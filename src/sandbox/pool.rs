@@ -12,7 +12,7 @@ use super::child::{self, ChildIo};
 use super::classify::{self, Ending, RawCrash};
 use super::symbols::Symbolizer;
 use super::wire::{self, Decoder, Phase};
-use super::{ExecMode, JobSpec, Limits, Observer, OptDone, Outcome, Run};
+use super::{ExecMode, JobSpec, Limits, Llvm, Observer, OptDone, Outcome, Run};
 use crate::llvm::{IrModule, VerifyEach};
 
 /// What src/llvm/pipeline.h adds to the message of a verification it deferred.
@@ -144,10 +144,9 @@ impl Pool {
         self.agent.as_ref().map(|a| a.opt())
     }
 
-    /// The `opt` whose LLVM the children run: the external one, else Debian's `opt` of the
-    /// linked version.
-    pub fn opt_path(&self) -> std::path::PathBuf {
-        self.external_opt().map_or_else(crate::llvm::linked_opt, |o| o.opt.clone())
+    /// The LLVM this pool's children run.
+    pub fn llvm(&self) -> Llvm {
+        self.agent.as_ref().map_or(Llvm::Linked, |a| Llvm::External(a.opt().clone()))
     }
 
     /// The LLVM code of the external `opt` (its executable and LLVM libraries) where its

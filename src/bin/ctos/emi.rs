@@ -80,7 +80,7 @@ pub fn main(args: EmiArgs) -> Result<ExitCode> {
     std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
     write_readme(&out, &args)?;
     if args.json {
-        ctos::output::begin("ctos emi", Some(args.seed), None)?;
+        ctos::output::begin("ctos emi", Some(args.seed), &ctos::sandbox::Llvm::Linked)?;
     } else {
         outln!(
             "{:>7}  {:>4} {:>4} {:>4}  {:>15}  {:>7}  output",

@@ -10,6 +10,7 @@ use ctos::fuzz::{self, CampaignConfig, Resumed, RunOptions, Selection};
 use ctos::llvm::{CheckedAnalysis, VerifyEach};
 use ctos::output;
 use ctos::program::{Generator, GeneratorMix};
+use ctos::sandbox::Llvm;
 use ctos::seq::Nesting;
 
 #[derive(clap::Args)]
@@ -314,7 +315,8 @@ pub fn main(args: FuzzArgs, matches: &ArgMatches) -> Result<ExitCode> {
         }
     };
     if args.json {
-        output::begin("ctos fuzz", Some(fuzz::stored_config(&dir)?.seed), None)?;
+        let (version, opt) = fuzz::stored_llvm(&dir)?;
+        output::begin_on("ctos fuzz", Some(fuzz::stored_config(&dir)?.seed), &version, opt.as_deref())?;
     }
     fuzz::print_report(&dir, args.json)?;
     Ok(ExitCode::SUCCESS)
@@ -372,7 +374,7 @@ pub fn interesting(args: InterestingArgs) -> Result<ExitCode> {
             exec_timeout: args.exec_timeout,
             ..Default::default()
         },
-        opt: args.opt.as_deref().map(ctos::sandbox::agent::ExternalOpt::locate).transpose()?,
+        llvm: Llvm::from_opt(args.opt.as_deref())?,
         culprit: args.culprit,
         baseline,
         keep_smallest: args.keep_smallest,

@@ -102,7 +102,8 @@ fn report(dir: &std::path::Path, json: bool, html: Option<&std::path::Path>, too
         ctos::fuzz::write_campaign_page(dir, out)?;
     }
     if json {
-        ctos::output::begin(tool, None, None)?;
+        let (version, opt) = ctos::fuzz::stored_llvm(dir)?;
+        ctos::output::begin_on(tool, None, &version, opt.as_deref())?;
     }
     ctos::fuzz::print_report(dir, json)?;
     Ok(ExitCode::SUCCESS)

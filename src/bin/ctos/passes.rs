@@ -52,7 +52,8 @@ pub fn main(args: PassesArgs) -> Result<ExitCode> {
         None => catalog.entries().iter().filter(|e| e.kind == Kind::Pass).map(|e| e.name.clone()).collect(),
     };
     if args.json {
-        output::begin("ctos passes", None, None)?;
+        let version = opt.as_ref().map_or_else(ctos::llvm::version_string, |(_, v)| v.clone());
+        output::begin_on("ctos passes", None, &version, opt.as_ref().map(|(p, _)| p.as_path()))?;
     }
     for name in &names {
         let base = ctos::seq::parse::split_last_params(name).0;

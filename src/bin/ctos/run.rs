@@ -149,7 +149,7 @@ fn read_pipelines(args: &RunArgs) -> Result<Vec<(String, String)>> {
 pub fn main(args: RunArgs) -> Result<ExitCode> {
     let started = std::time::Instant::now();
     let spec = args.input.spec()?;
-    let catalog = catalog_for(spec.opt.as_ref())?;
+    let catalog = catalog_for(&spec.llvm)?;
     let options = RenderOptions { nesting: args.nesting, verify_fixpoint: args.verify_fixpoint };
     let texts = read_pipelines(&args)?;
     let mut pipelines = Vec::with_capacity(texts.len());
@@ -171,7 +171,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
 
     let reference = if args.exec { Some(reference(&mut input)?) } else { None };
     if args.json {
-        json::begin("ctos run", None, input.pool.external_opt())?;
+        json::begin("ctos run", None, &input.pool.llvm())?;
         if let Some(r) = &reference {
             json::emit(
                 "reference",

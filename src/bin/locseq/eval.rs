@@ -7,7 +7,7 @@ use ctos::localize::bug_folder::read_bench;
 use ctos::localize::eval::{evaluate_bug, summarize, BugOutcome, BugResult, EvalSetup, StrategySummary};
 use ctos::localize::sequence_search::Strategy;
 use ctos::output;
-use ctos::sandbox::agent::ExternalOpt;
+use ctos::sandbox::Llvm;
 use serde::Serialize;
 
 use crate::isolate::Bar;
@@ -66,10 +66,9 @@ struct Summary<'a> {
 }
 
 pub fn main(args: EvalArgs) -> Result<ExitCode> {
-    let opt = args.opt.as_deref().map(ExternalOpt::locate).transpose()?;
-    let major = ExternalOpt::major_or_linked(opt.as_ref());
-    let catalog = ctos::program::catalog_for(opt.as_ref())?;
-    let mut bugs = read_bench(&args.bench, major)?;
+    let llvm = Llvm::from_opt(args.opt.as_deref())?;
+    let catalog = ctos::program::catalog_for(&llvm)?;
+    let mut bugs = read_bench(&args.bench, llvm.major())?;
     if bugs.is_empty() {
         bail!("{} holds no bug folders (folders with a meta.json, as in shared/bench)", args.bench.display());
     }
@@ -82,14 +81,14 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
     }
     let strategies = if args.strategies.is_empty() { vec![Strategy::Cga] } else { args.strategies.clone() };
     let base = args.search.options()?;
-    base.check(&catalog)?;
+    base.check(&catalog, &llvm)?;
     let setup = EvalSetup {
         base,
         repeat: args.repeat,
         jobs: args.limits.jobs(),
         limits: args.limits.limits(),
         catalog: &catalog,
-        opt: opt.clone(),
+        llvm: llvm.clone(),
     };
     let mut results = Vec::new();
     for bug in &bugs {
@@ -115,7 +114,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         eprintln!("note: coverage without source files for {why}: its files cannot be ranked");
     }
     if args.json {
-        output::begin("locseq eval", None, opt.as_ref())?;
+        output::begin("locseq eval", None, &llvm)?;
         for result in &results {
             output::emit("bug", result)?;
         }
@@ -129,9 +128,8 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     ctos::outln!(
-        "LLVM {}{}, {} s of search per bug, {} repeat(s)\n",
-        ExternalOpt::version_or_linked(opt.as_ref()),
-        opt.as_ref().map(|o| format!(" ({})", o.opt.display())).unwrap_or_default(),
+        "LLVM {}, {} s of search per bug, {} repeat(s)\n",
+        llvm.describe(),
         args.search.time.as_secs_f64(),
         args.repeat
     )?;

@@ -14,7 +14,7 @@ use ctos::localize::sequence_search::{SearchStats, Strategy};
 use ctos::localize::similarity::SimilarityFormula;
 use ctos::output::{self, shorten, value_name};
 use ctos::program::{Subject, SubjectSpec};
-use ctos::sandbox::agent::ExternalOpt;
+use ctos::sandbox::Llvm;
 use ctos::seq::{pipeline_lines, Catalog, Sequence};
 use indicatif::ProgressBar;
 use serde::Serialize;
@@ -153,7 +153,7 @@ fn target(args: &IsolateArgs) -> Result<Target> {
             bail!("give the program after the sequence file (locseq isolate SEQ_FILE PROGRAM), or a bug folder");
         };
         let spec = args.input.spec(program)?;
-        let catalog = ctos::program::catalog_for(spec.opt.as_ref())?;
+        let catalog = ctos::program::catalog_for(&spec.llvm)?;
         let path = &args.seq_file;
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
         let sequence = parse_sequence(&text, path, &catalog)?;
@@ -170,19 +170,24 @@ fn target(args: &IsolateArgs) -> Result<Target> {
     if let Some(program) = &args.program {
         bail!("{} is a bug folder, which brings its program: leave out {}", dir.display(), program.display());
     }
-    let opt_path = args.input.opt.clone();
-    let major = match &opt_path {
-        Some(opt) => ExternalOpt::locate(opt)?.major(),
-        None => ctos::llvm::version().0,
+    let given = Llvm::from_opt(args.input.opt.as_deref())?;
+    let read_for = given.major();
+    let mut bug = BenchBug::read(dir, read_for)?;
+    // Without --opt, the LLVM is the one the folder's campaign tested.
+    let llvm = match (&args.input.opt, bug.opt.clone()) {
+        (None, Some(opt)) => Llvm::from_opt(Some(&opt)).with_context(|| format!("{}: its opt", dir.display()))?,
+        _ => given,
     };
-    let bug = BenchBug::read(dir, major)?;
+    if llvm.major() != read_for {
+        bug = BenchBug::read(dir, llvm.major())?;
+    }
+    let major = llvm.major();
     let mut options = args.input.clone();
-    options.opt = opt_path.or(bug.opt.clone());
     options.llvm_args = bug.llvm_args.iter().chain(&args.input.llvm_args).cloned().collect();
     options.driver = args.input.driver.clone().or(bug.driver.clone());
     options.clang_args = args.input.clang_args.clone().or(bug.clang_args.clone());
-    let spec = options.spec(bug.program_for(args.strategy))?;
-    let catalog = ctos::program::catalog_for(spec.opt.as_ref())?;
+    let spec = options.spec_on(bug.program_for(args.strategy), &llvm)?;
+    let catalog = ctos::program::catalog_for(&llvm)?;
     let sequence = parse_sequence(&bug.pipeline, &bug.dir, &catalog)?;
     let oracle = if args.oracle == OracleMode::Auto { bug.oracle.clone() } else { args.oracle.clone() };
     let version_note = (!bug.versions.is_empty() && !bug.versions.contains(&major)).then(|| {
@@ -214,14 +219,14 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
         (result, _) => result?,
     };
     if let Some(out) = &args.html {
-        let settings = settings(&opts, input.pool.external_opt());
+        let settings = settings(&opts, &input.pool.llvm());
         ctos::localize::isolation_page::write_isolation_page(&isolation, &settings, args.top, out)?;
     }
     if !args.json {
         print_report(&isolation, args.top)?;
         return Ok(ExitCode::SUCCESS);
     }
-    output::begin("locseq isolate", Some(args.seed), input.pool.external_opt())?;
+    output::begin("locseq isolate", Some(args.seed), &input.pool.llvm())?;
     for file in &isolation.ranking {
         output::emit("file", file)?;
     }
@@ -243,10 +248,10 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
 }
 
 /// What the ranking depends on and how to run it again, for the HTML page.
-fn settings(opts: &ctos::localize::isolate::IsolateOptions, opt: Option<&ExternalOpt>) -> Vec<(&'static str, String)> {
+fn settings(opts: &ctos::localize::isolate::IsolateOptions, llvm: &Llvm) -> Vec<(&'static str, String)> {
     let command: Vec<String> = ctos::output::command_line();
     vec![
-        ("LLVM", opt.map_or_else(ctos::llvm::version_string, |o| format!("{} ({})", o.version, o.opt.display()))),
+        ("LLVM", llvm.describe()),
         ("strategy", opts.strategy.name().to_string()),
         ("seed", opts.seed.to_string()),
         (

@@ -38,17 +38,6 @@ impl ExternalOpt {
         major_of(&self.version)
     }
 
-    /// The version of the LLVM that runs the passes: `opt`'s when there is one, else the
-    /// linked one's.
-    pub fn version_or_linked(opt: Option<&ExternalOpt>) -> String {
-        opt.map_or_else(crate::llvm::version_string, |o| o.version.clone())
-    }
-
-    /// The major version of the LLVM that runs the passes (as [`ExternalOpt::version_or_linked`]).
-    pub fn major_or_linked(opt: Option<&ExternalOpt>) -> u32 {
-        opt.map_or_else(|| crate::llvm::version().0, ExternalOpt::major)
-    }
-
     /// The folder `opt` is in (where its `clang`, `llvm-config` and `lli` would be).
     pub fn bin_dir(&self) -> &Path {
         self.opt.parent().unwrap_or(Path::new("/"))
