@@ -3,11 +3,11 @@
 
 pub mod doc2vec;
 mod dom;
-pub mod program;
+pub mod program_vector;
 pub mod region;
 
 pub use doc2vec::Doc2VecParams;
-pub use program::embed_programs;
+pub use program_vector::embed_programs;
 
 /// One vector per pass sequence (spec §2.3): a fresh model whose words are pass names.
 /// Pass [`Doc2VecParams::sequences`] (window 3) unless you mean otherwise.
@@ -18,7 +18,7 @@ pub fn embed_sequences(sequences: &[Vec<String>], params: &Doc2VecParams, seed: 
 #[cfg(test)]
 mod doc2vec_tests;
 #[cfg(test)]
-mod program_tests;
+mod program_vector_tests;
 #[cfg(test)]
 mod region_tests;
 #[cfg(test)]

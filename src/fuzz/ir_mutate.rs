@@ -18,7 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use super::pool::{Body, Candidate};
 use super::Campaign;
 use crate::llvm::ir_text_of;
-use crate::mutate::ir::IrMutator;
+use crate::mutate::witness::ir::IrMutator;
 use crate::mutate::witness::{Mutator, RuleClass};
 use crate::program::Generator;
 

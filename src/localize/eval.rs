@@ -5,9 +5,9 @@ use serde::Serialize;
 
 use super::bug_folder::BenchBug;
 use super::isolate::{isolate, Inapplicable, IsolateOptions, Progress};
-use super::programs::ProgramInput;
 use super::sbfl::{metrics, Metrics};
 use super::sequence_search::Strategy;
+use super::witness_programs::ProgramInput;
 use crate::llvm::CFrontend;
 use crate::program::{Subject, SubjectSpec};
 use crate::sandbox::Limits;

@@ -111,7 +111,7 @@ pub struct SearchStats {
     /// Other failures by kind and signature, for the report.
     pub other_kinds: HashMap<String, usize>,
     /// What a witness-program search counted.
-    pub programs: Option<super::programs::program_search::ProgramStats>,
+    pub programs: Option<super::witness_programs::program_search::ProgramStats>,
 }
 
 pub struct SearchSetup<'a> {

@@ -1,7 +1,8 @@
 //! C source mutation: a parsed snapshot of a C file ([`Tu`], through libclang in `clang.rs`
 //! only), the statements and program points of its functions with the variables in scope at
 //! each ([`scope`]), and byte-range edits applied back to front ([`apply`]). Live-code
-//! mutation (Hermes) and the witness mutators (DiWi, RecBi) are edits at sites found here.
+//! mutation ([`hermes`]) and the witness mutators of DiWi and RecBi ([`witness`]) are edits at
+//! sites found here; the witness mutator of LLVM IR (`witness::ir`) shares their rule table.
 
 pub mod ast;
 pub mod cint;
@@ -9,16 +10,7 @@ pub mod cint;
 mod cint_clang_tests;
 mod clang;
 pub mod hermes;
-#[cfg(test)]
-mod hermes_tests;
-pub mod ingredients;
-pub mod ir;
-#[cfg(test)]
-mod ir_tests;
-pub mod profile;
-pub mod rules;
 pub mod scope;
-pub mod synth;
 #[cfg(test)]
 mod tests;
 pub mod witness;

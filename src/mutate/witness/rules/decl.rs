@@ -8,10 +8,10 @@
 
 use rand::Rng;
 
-use super::super::ast::{Kind, NodeId, Shape, Tu};
-use super::super::witness::{RuleClass, RuleInfo};
-use super::super::Edit;
 use super::Rule;
+use crate::mutate::ast::{Kind, NodeId, Shape, Tu};
+use crate::mutate::witness::{RuleClass, RuleInfo};
+use crate::mutate::Edit;
 
 /// A word of a declaration's specifiers, with its byte range in the source.
 struct Word {

@@ -12,8 +12,8 @@ use super::structural::insertable;
 use super::{structural_rules, CMutator};
 use crate::mutate::ast::Kind;
 use crate::mutate::hermes::{output_at_o0, EmiConfig};
-use crate::mutate::ingredients::tests::test_corpus;
 use crate::mutate::scope::visible;
+use crate::mutate::witness::ingredients::tests::test_corpus;
 use crate::mutate::witness::Mutator;
 use crate::mutate::{apply, c_args, parse_source};
 
@@ -48,7 +48,7 @@ int main(void) {
 
 fn csmith3() -> &'static str {
     static TEXT: OnceLock<String> = OnceLock::new();
-    TEXT.get_or_init(|| crate::mutate::ingredients::csmith(3).expect("csmith --seed 3"))
+    TEXT.get_or_init(|| crate::mutate::witness::ingredients::csmith(3).expect("csmith --seed 3"))
 }
 
 const NAMES: [&str; 4] = ["addFunction", "addIf", "addWhile", "addGoto"];
@@ -137,7 +137,7 @@ fn inserted_conditions_resolve(program: &str, rule: usize, kind: Kind) -> usize 
             visible(&tu, site).into_iter().map(|v| (v.name, tu.node(v.decl).start)).collect();
         for d in mutant.descendants(cond) {
             let n = mutant.node(d);
-            if n.kind != Kind::DeclRefExpr || crate::mutate::ingredients::is_helper(&n.name) {
+            if n.kind != Kind::DeclRefExpr || crate::mutate::witness::ingredients::is_helper(&n.name) {
                 continue;
             }
             let decl = n.referenced.map(|r| mutant.node(r).start);

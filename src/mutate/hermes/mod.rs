@@ -11,11 +11,16 @@ use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::ast::Kind;
-use super::cint::Expr;
-use super::profile::{self, Env};
-use super::synth::{values_of, Slot, Synth};
-use super::{apply, parse_source, Edit, Tu};
+pub mod profile;
+pub mod synth;
+#[cfg(test)]
+mod tests;
+
+use self::profile::Env;
+use self::synth::{values_of, Slot, Synth};
+use crate::mutate::ast::Kind;
+use crate::mutate::cint::Expr;
+use crate::mutate::{apply, parse_source, Edit, Tu};
 
 /// The printf a TCB's never-taken branch calls, declared for programs without <stdio.h>.
 const PRINTF: &str = "int printf(const char *, ...);\n";
@@ -52,7 +57,7 @@ pub struct Variant {
 #[derive(Debug, thiserror::Error)]
 pub enum EmiError {
     #[error(transparent)]
-    Parse(#[from] super::ParseError),
+    Parse(#[from] crate::mutate::ParseError),
     #[error(transparent)]
     Profile(#[from] profile::ProfileError),
     #[error("variant {0} does not compile: {1}")]
@@ -69,7 +74,11 @@ pub struct EmiConfig {
 
 impl Default for EmiConfig {
     fn default() -> Self {
-        EmiConfig { clang: crate::llvm::clang_for_this_llvm(), args: super::c_args(), timeout: Duration::from_secs(10) }
+        EmiConfig {
+            clang: crate::llvm::clang_for_this_llvm(),
+            args: crate::mutate::c_args(),
+            timeout: Duration::from_secs(10),
+        }
     }
 }
 
@@ -103,8 +112,11 @@ impl Chain {
             edits.push(Edit::insert(0, PRINTF));
         }
         let text = apply(&self.current.source, &edits).map_err(|e| EmiError::Invalid(step + 1, e.to_string()))?;
-        let placed =
-            super::placed(&edits).into_iter().zip(&mutations).map(|(at, m)| at..at + m.edit.text.len()).collect();
+        let placed = crate::mutate::placed(&edits)
+            .into_iter()
+            .zip(&mutations)
+            .map(|(at, m)| at..at + m.edit.text.len())
+            .collect();
         self.current =
             parse_source(&text, &self.config.args).map_err(|e| EmiError::Invalid(step + 1, e.to_string()))?;
         Ok(Variant {
@@ -218,8 +230,8 @@ fn tcb<R: Rng + ?Sized>(s: &mut Synth<'_, R>, mut slots: Vec<Slot>, name: &str) 
         inner.push_str(&format!("{backup} = {lvalue}; {lvalue} = {}; ", render(&change, &slots)));
         restore.push_str(&format!("{lvalue} = {backup}; "));
         // What the variable holds from here on, for the predicates that follow.
-        let mut converted: Vec<super::cint::Value> = Vec::new();
-        for v in new_values.iter().map(|v| super::cint::Value::new(v.v, declared)) {
+        let mut converted: Vec<crate::mutate::cint::Value> = Vec::new();
+        for v in new_values.iter().map(|v| crate::mutate::cint::Value::new(v.v, declared)) {
             if !converted.contains(&v) {
                 converted.push(v);
             }
@@ -243,7 +255,7 @@ pub fn output_at_o0(source: &str, config: &EmiConfig) -> Result<String, String> 
 }
 
 fn compile_and_run(path: &Path, binary: &Path, config: &EmiConfig) -> Result<String, String> {
-    super::compile_o0(&config.clang, &config.args, path, binary)?;
+    crate::mutate::compile_o0(&config.clang, &config.args, path, binary)?;
     let run = Command::new("timeout")
         .arg(config.timeout.as_secs_f64().to_string())
         .arg(binary)

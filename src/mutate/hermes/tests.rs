@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::hermes::{chain, output_at_o0, EmiConfig, Strategy, Variant};
-use super::{parse_source, profile};
+use super::{chain, output_at_o0, profile, EmiConfig, Strategy, Variant};
+use crate::mutate::parse_source;
 use crate::program::{generate_many, screen, GenConfig, Screen, Screening};
 
 /// The first `n` csmith programs from seed 1 on (csmith's own sizes, as the paper's seeds)

@@ -10,10 +10,10 @@ use std::time::Duration;
 use rand::seq::SliceRandom;
 use rand::Rng;
 
-use super::ast::{Kind, NodeId};
-use super::cint::{IntType, Rank, Value};
-use super::scope::{lvalues, point, statements, Lvalue, Point};
-use super::{apply, Edit, Tu};
+use crate::mutate::ast::{Kind, NodeId};
+use crate::mutate::cint::{IntType, Rank, Value};
+use crate::mutate::scope::{lvalues, point, statements, Lvalue, Point};
+use crate::mutate::{apply, Edit, Tu};
 
 /// Hermes's sparse-profiling probability.
 pub const P_PROFILE: f64 = 0.1;
@@ -153,7 +153,7 @@ pub fn run(
     let dir = tempfile::tempdir()?;
     let (source, binary, profile) = (dir.path().join("p.c"), dir.path().join("p"), dir.path().join("profile"));
     std::fs::write(&source, &instrumented.source)?;
-    super::compile_o0(clang, args, &source, &binary).map_err(ProfileError::Compile)?;
+    crate::mutate::compile_o0(clang, args, &source, &binary).map_err(ProfileError::Compile)?;
     let status = Command::new("timeout")
         .arg(format!("{}", timeout.as_secs_f64()))
         .arg(&binary)

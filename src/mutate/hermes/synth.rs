@@ -12,8 +12,8 @@
 use rand::seq::SliceRandom;
 use rand::{Rng, RngExt};
 
-use super::cint::{Binary, Expr, IntType, Unary, Value};
-use super::scope::Lvalue;
+use crate::mutate::cint::{Binary, Expr, IntType, Unary, Value};
+use crate::mutate::scope::Lvalue;
 
 /// Joint valuations checked per expression (the spec's cap on Spex's product).
 pub const MAX_VALUATIONS: usize = 10_000;

@@ -2,7 +2,7 @@
 //! under the failing pipeline but drive LLVM through nearly the same code. Where LocSeq
 //! varies the sequence, these vary the program; both end as rows of one spectrum.
 //!
-//! This module turns a mutant into a verdict with coverage (`Evaluator`); `search` holds
+//! This module turns a mutant into a verdict with coverage (`Evaluator`); `program_search` holds
 //! the loop, `diwi` and `recbi` the two ways of choosing the next rule.
 
 mod a2c;
@@ -19,7 +19,7 @@ use serde::Serialize;
 pub use program_search::{search_programs, Guidance, ProgramSearch};
 
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
-use crate::mutate::ir::IrMutator;
+use crate::mutate::witness::ir::IrMutator;
 use crate::mutate::witness::{Mutator, Subset};
 use crate::oracle::{Failure, Oracle, Verdict};
 use crate::program::{screen_many, Screen, Screening};
@@ -65,12 +65,12 @@ impl ProgramInput {
     pub fn mutator(&self, structural: bool) -> Result<Box<dyn Mutator>> {
         Ok(match self.kind {
             ProgramKind::C => {
-                let mut rules = crate::mutate::rules::diwi_rules();
+                let mut rules = crate::mutate::witness::rules::diwi_rules();
                 if structural {
-                    let corpus = crate::mutate::ingredients::Corpus::load_or_build()?;
-                    rules.extend(crate::mutate::rules::structural_rules(std::sync::Arc::new(corpus)));
+                    let corpus = crate::mutate::witness::ingredients::Corpus::load_or_build()?;
+                    rules.extend(crate::mutate::witness::rules::structural_rules(std::sync::Arc::new(corpus)));
                 }
-                Box::new(crate::mutate::rules::CMutator::new(rules, crate::mutate::c_args()))
+                Box::new(crate::mutate::witness::rules::CMutator::new(rules, crate::mutate::c_args()))
             }
             ProgramKind::Ir if structural => Box::new(IrMutator::new()),
             ProgramKind::Ir => Box::new(Subset::new(IrMutator::new(), |r| !r.class.is_structural())),

@@ -10,8 +10,8 @@ use rand::{Rng, RngExt};
 
 use super::Rule;
 use crate::mutate::ast::{Kind, NodeId, Shape, Tu};
-use crate::mutate::ingredients::{Corpus, FreeVar, Ingredient, IngredientKind};
 use crate::mutate::scope::{statements, visible, Var};
+use crate::mutate::witness::ingredients::{Corpus, FreeVar, Ingredient, IngredientKind};
 use crate::mutate::witness::{RuleClass, RuleInfo, OUTPUT_CALLS};
 use crate::mutate::Edit;
 

@@ -9,7 +9,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
 use super::ir::{ir_text_of, IrMutator, RULES_PER_CLASS};
-use super::witness::{Mutator, RuleClass};
+use super::{Mutator, RuleClass};
 use crate::llvm::{IrModule, TargetSpec};
 
 const BUGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/bench/bugs");
@@ -214,7 +214,7 @@ entry:
 }
 "#;
 
-fn mutate_small(rule: &str, seed: u64) -> Option<super::witness::Mutant> {
+fn mutate_small(rule: &str, seed: u64) -> Option<super::Mutant> {
     let mutator = IrMutator::new();
     let index = mutator.rules().iter().position(|r| r.name == rule).unwrap_or_else(|| panic!("no rule {rule}"));
     mutator.mutate(SMALL, index, &mut ChaCha8Rng::seed_from_u64(seed)).unwrap()

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::super::witness::{Mutator, RuleClass};
-use super::super::{c_args, parse_source};
 use super::*;
+use crate::mutate::witness::{Mutator, RuleClass};
+use crate::mutate::{c_args, parse_source};
 
 /// Every operator, qualifier and modifier DiWi rewrites, on variables of fitting types.
 const PROGRAM: &str = r#"#include <stdio.h>

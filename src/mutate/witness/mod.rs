@@ -1,7 +1,13 @@
 //! What DiWi and RecBi ask of a program mutator, whatever the program is written in: a
 //! table of named rules, each in one of RecBi's operator classes, and one random
-//! application of a rule to a program's text. C source (`rules`, `structural`) and LLVM IR
-//! (`ir`) are the two backends.
+//! application of a rule to a program's text. C source (`rules`, with RecBi's `ingredients`)
+//! and LLVM IR (`ir`) are the two backends.
+
+pub mod ingredients;
+pub mod ir;
+#[cfg(test)]
+mod ir_tests;
+pub mod rules;
 
 use rand::Rng;
 use serde::Serialize;

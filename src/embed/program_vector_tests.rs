@@ -1,7 +1,7 @@
 //! Algorithms 1 and 2 on small graphs whose results are worked out by hand: each test
 //! replays, step by step, the updates the paper's rules call for.
 
-use super::program::{edges, embed_programs, function_vector, program_vector};
+use super::program_vector::{edges, embed_programs, function_vector, program_vector};
 use super::region::RegionGraph;
 use super::testing::{bubble_sort, function};
 use super::Doc2VecParams;

@@ -8,11 +8,11 @@
 
 use rand::{Rng, RngExt};
 
-use super::super::ast::{BinOp, Kind, NodeId, Shape, Tu, UnOp};
-use super::super::scope::visible;
-use super::super::witness::{RuleClass, RuleInfo};
-use super::super::Edit;
 use super::Rule;
+use crate::mutate::ast::{BinOp, Kind, NodeId, Shape, Tu, UnOp};
+use crate::mutate::scope::visible;
+use crate::mutate::witness::{RuleClass, RuleInfo};
+use crate::mutate::Edit;
 
 /// The operator groups, each member replaceable by every other (88 rules in all).
 pub const BINARY_GROUPS: [&[BinOp]; 8] = {

@@ -27,8 +27,8 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::ast::{int_ty, Ty};
-use super::cint::{IntType, Rank};
+use crate::mutate::ast::{int_ty, Ty};
+use crate::mutate::cint::{IntType, Rank};
 
 pub use harvest::{is_helper, MAX_CONDITION, MAX_FUNCTION};
 
@@ -272,9 +272,9 @@ impl Corpus {
 
     /// Harvest every source; an error only when nothing at all was found.
     pub fn build(sources: &Sources) -> anyhow::Result<Corpus> {
-        let args = super::c_args();
+        let args = crate::mutate::c_args();
         // libclang is loaded per thread; the first load, here, sets its path for all.
-        super::parse_source("int main(void) { return 0; }", &args)?;
+        crate::mutate::parse_source("int main(void) { return 0; }", &args)?;
         let jobs: Vec<Job> = sources
             .csmith_seeds
             .iter()
@@ -322,7 +322,7 @@ fn run(job: &Job, args: &[String]) -> Vec<Ingredient> {
     match job {
         Job::Csmith(seed) => {
             let Some(text) = csmith(*seed) else { return Vec::new() };
-            match super::parse_source(&text, args) {
+            match crate::mutate::parse_source(&text, args) {
                 Ok(tu) => harvest::harvest(&tu, SourceKind::Csmith, &format!("csmith --seed {seed}")),
                 Err(_) => Vec::new(),
             }
@@ -332,7 +332,7 @@ fn run(job: &Job, args: &[String]) -> Vec<Ingredient> {
             if let Some(dir) = path.parent() {
                 args.push(format!("-I{}", dir.display()));
             }
-            match super::parse(path, &args) {
+            match crate::mutate::parse(path, &args) {
                 Ok(tu) => harvest::harvest(&tu, SourceKind::Installed, &path.display().to_string()),
                 Err(_) => Vec::new(),
             }

@@ -15,9 +15,9 @@ use std::cell::RefCell;
 
 use rand::{Rng, RngExt};
 
-use super::ast::{Kind, NodeId, Tu};
-use super::witness::{line_of, Mutant, Mutator, RuleInfo, OUTPUT_CALLS};
-use super::Edit;
+use super::{line_of, Mutant, Mutator, RuleInfo, OUTPUT_CALLS};
+use crate::mutate::ast::{Kind, NodeId, Tu};
+use crate::mutate::Edit;
 
 /// DiWi's 132 rules; slot `i` is the paper's rule `i + 1`.
 pub fn diwi_rules() -> Vec<Box<dyn Rule>> {
@@ -69,7 +69,7 @@ impl CMutator {
                 return Ok(tu.clone());
             }
         }
-        let tu = std::rc::Rc::new(super::parse_source(program, &self.args)?);
+        let tu = std::rc::Rc::new(crate::mutate::parse_source(program, &self.args)?);
         *self.parsed.borrow_mut() = Some((program.to_string(), tu.clone()));
         Ok(tu)
     }
@@ -91,7 +91,7 @@ impl Mutator for CMutator {
             }
             let site = sites.swap_remove(rng.random_range(0..sites.len()));
             let Some(edits) = rule.edits(&tu, site, rng) else { continue };
-            let Ok(text) = super::apply(&tu.source, &edits) else { continue };
+            let Ok(text) = crate::mutate::apply(&tu.source, &edits) else { continue };
             if text == tu.source {
                 continue;
             }

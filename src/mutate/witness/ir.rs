@@ -22,7 +22,7 @@
 
 use rand::Rng;
 
-use super::witness::{Mutant, Mutator, RuleClass, RuleInfo, OUTPUT_CALLS};
+use super::{Mutant, Mutator, RuleClass, RuleInfo, OUTPUT_CALLS};
 use crate::llvm::{mutate_ir, ConstChange, IrEdit, IrFlag, UnaryWrap};
 
 pub use crate::llvm::ir_text_of;
