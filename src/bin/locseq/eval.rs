@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 use ctos::cli::{bounded, LimitArgs};
-use ctos::localize::bug_folder::read_bench;
+use ctos::localize::bug_folder::{read_bench, BenchBug};
 use ctos::localize::eval::{evaluate_bug, summarize, BugOutcome, BugResult, EvalSetup, StrategySummary};
 use ctos::localize::sequence_search::Strategy;
 use ctos::output;
@@ -68,17 +68,7 @@ struct Summary<'a> {
 pub fn main(args: EvalArgs) -> Result<ExitCode> {
     let llvm = Llvm::from_opt(args.opt.as_deref())?;
     let catalog = ctos::program::catalog_for(&llvm)?;
-    let mut bugs = read_bench(&args.bench, llvm.major())?;
-    if bugs.is_empty() {
-        bail!("{} holds no bug folders (folders with a meta.json, as in shared/bench)", args.bench.display());
-    }
-    if let Some(unknown) = args.bugs.iter().find(|id| !bugs.iter().any(|b| &b.id == *id)) {
-        let known: Vec<&str> = bugs.iter().map(|b| b.id.as_str()).collect();
-        bail!("--bug {unknown}: no such bug in {} (it has {})", args.bench.display(), known.join(", "));
-    }
-    if !args.bugs.is_empty() {
-        bugs.retain(|b| args.bugs.contains(&b.id));
-    }
+    let bugs = chosen_bugs(&args, llvm.major())?;
     let strategies = if args.strategies.is_empty() { vec![Strategy::Cga] } else { args.strategies.clone() };
     let base = args.search.options()?;
     base.check(&catalog, &llvm)?;
@@ -90,21 +80,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         catalog: &catalog,
         llvm: llvm.clone(),
     };
-    let mut results = Vec::new();
-    for bug in &bugs {
-        for &strategy in &strategies {
-            if !args.json {
-                eprintln!("bug {} ({}), {}", bug.id, bug.kind, strategy.name());
-            }
-            let mut bar = Bar::new(args.search.time, args.json);
-            let result = evaluate_bug(bug, strategy, &setup, &mut bar);
-            bar.finish();
-            if let (BugOutcome::Error { reason }, false) = (&result.outcome, args.json) {
-                eprintln!("error: bug {}: {reason}", bug.id);
-            }
-            results.push(result);
-        }
-    }
+    let results = evaluate_all(&bugs, &strategies, &setup, &args);
     let summaries: Vec<_> = strategies.iter().map(|&s| summarize(s, &results)).collect();
     let unattributed = results.iter().find_map(|r| match &r.outcome {
         BugOutcome::Ranked { attempts } => attempts.iter().find_map(|a| a.unattributed.clone()),
@@ -133,16 +109,59 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         args.search.time.as_secs_f64(),
         args.repeat
     )?;
+    print_bugs(&bugs, &strategies, &results)?;
+    print_summaries(&summaries)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The bench's bug folders for this LLVM, only those of `--bug` when given.
+fn chosen_bugs(args: &EvalArgs, major: u32) -> Result<Vec<BenchBug>> {
+    let mut bugs = read_bench(&args.bench, major)?;
+    if bugs.is_empty() {
+        bail!("{} holds no bug folders (folders with a meta.json, as in shared/bench)", args.bench.display());
+    }
+    if let Some(unknown) = args.bugs.iter().find(|id| !bugs.iter().any(|b| &b.id == *id)) {
+        let known: Vec<&str> = bugs.iter().map(|b| b.id.as_str()).collect();
+        bail!("--bug {unknown}: no such bug in {} (it has {})", args.bench.display(), known.join(", "));
+    }
+    if !args.bugs.is_empty() {
+        bugs.retain(|b| args.bugs.contains(&b.id));
+    }
+    Ok(bugs)
+}
+
+/// Every bug under every strategy, one after the other, with a bar for each.
+fn evaluate_all(bugs: &[BenchBug], strategies: &[Strategy], setup: &EvalSetup, args: &EvalArgs) -> Vec<BugResult> {
+    let mut results = Vec::new();
+    for bug in bugs {
+        for &strategy in strategies {
+            if !args.json {
+                eprintln!("bug {} ({}), {}", bug.id, bug.kind, strategy.name());
+            }
+            let mut bar = Bar::new(args.search.time, args.json);
+            let result = evaluate_bug(bug, strategy, setup, &mut bar);
+            bar.finish();
+            if let (BugOutcome::Error { reason }, false) = (&result.outcome, args.json) {
+                eprintln!("error: bug {}: {reason}", bug.id);
+            }
+            results.push(result);
+        }
+    }
+    results
+}
+
+/// One row per bug: its rank under each strategy, its fix files, the culprit, why skipped.
+fn print_bugs(bugs: &[BenchBug], strategies: &[Strategy], results: &[BugResult]) -> std::io::Result<()> {
     ctos::out!("{:<8} {:<11}", "bug", "type")?;
-    for s in &strategies {
+    for s in strategies {
         ctos::out!(" {:>14}", s.name())?;
     }
     ctos::outln!("  fix file")?;
-    for bug in &bugs {
+    for bug in bugs {
         ctos::out!("{:<8} {:<11}", bug.id, bug.kind)?;
         let mut skip = None;
         let mut culprit = None;
-        for &s in &strategies {
+        for &s in strategies {
             let r = results.iter().find(|r| r.bug == bug.id && r.strategy == s).expect("evaluated");
             match &r.outcome {
                 BugOutcome::Skipped { reason } => skip = Some(format!("skipped: {reason}")),
@@ -159,6 +178,11 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
             ctos::outln!("{:>20}{reason}", "")?;
         }
     }
+    Ok(())
+}
+
+/// The metrics of each strategy, of its spectrum alone and of the culprit-file baseline.
+fn print_summaries(summaries: &[StrategySummary]) -> std::io::Result<()> {
     ctos::outln!(
         "\n{:<16} {:>4} {:>5} {:>5} {:>6} {:>6} {:>7} {:>7} {:>8} {:>9} {:>9}",
         "strategy",
@@ -188,7 +212,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
             mean(m.mar)
         )
     };
-    for s in &summaries {
+    for s in summaries {
         row(s.strategy.name(), &s.metrics)?;
         ctos::outln!(
             " {:>8.1} {:>9.0} {:>9.1}",
@@ -198,7 +222,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         )?;
     }
     // What the strategies' ranks would be by the spectrum alone.
-    for s in &summaries {
+    for s in summaries {
         row(format!("{} spectrum", s.strategy.name()), &s.spectrum_only)?;
         ctos::outln!()?;
     }
@@ -214,5 +238,5 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
             s.errors
         )?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
