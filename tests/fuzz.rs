@@ -2,7 +2,7 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -195,10 +195,13 @@ fn an_interrupted_campaign_resumes_without_losing_or_redoing_pairs() {
         .spawn()
         .unwrap();
     // Kill it (no chance to clean up) once some pairs, but not all, are committed.
-    let start = Instant::now();
-    while committed_pairs(&out).len() < 4 {
+    // Polled every 100 ms, at most 1200 times: a broken campaign must not hang the suite.
+    for polls in 0.. {
+        if committed_pairs(&out).len() >= 4 {
+            break;
+        }
+        assert!(polls < 1200, "the campaign committed no 4 pairs");
         std::thread::sleep(Duration::from_millis(100));
-        assert!(start.elapsed() < Duration::from_secs(120), "the campaign made no progress");
         assert!(child.try_wait().unwrap().is_none(), "the campaign ended before it could be interrupted");
     }
     // Frozen where it is: a fast machine would otherwise finish the plan while the page is

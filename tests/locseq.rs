@@ -258,7 +258,13 @@ mod llvm22 {
         for summary in lines.last().unwrap()["strategies"].as_array().unwrap() {
             assert_eq!(summary["bugs"], 1, "{summary}");
             assert_eq!(summary["top5"], 1, "{summary}");
-            assert!(summary["evaluations_per_second"].as_f64().unwrap() > 0.0, "{summary}");
+            assert_eq!((summary["skipped"].as_u64(), summary["errors"].as_u64()), (Some(1), Some(0)), "{summary}");
+        }
+        // Each strategy's search ran within its budget of evaluations.
+        let ranked = bugs.iter().filter(|b| b["bug"] == "191714");
+        for attempt in ranked.flat_map(|b| b["outcome"]["attempts"].as_array().unwrap()) {
+            let evaluations = attempt["evaluations"].as_u64().unwrap();
+            assert!((1..=150).contains(&evaluations), "{attempt}");
         }
     }
 

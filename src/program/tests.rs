@@ -98,11 +98,7 @@ fn screen_keeps_a_clean_csmith_program_and_its_checksum() {
     let program = generate(9, &small(Generator::Csmith)).unwrap();
     let path = write(dir.path(), "clean.c", &program.source);
     match screen(&path, &Screen::default()) {
-        Screening::Clean { stdout, millis } => {
-            assert!(stdout.starts_with("checksum = "), "{stdout}");
-            // Measured, in milliseconds: a clean verdict means it ended within the timeout.
-            assert!(millis > 0.0, "{millis} ms");
-        }
+        Screening::Clean { stdout, .. } => assert!(stdout.starts_with("checksum = "), "{stdout}"),
         other => panic!("{other:?}"),
     }
 }
