@@ -16,8 +16,9 @@ use std::time::Instant;
 
 use ctos::coverage::{disarm_for, Coverage, Granularity};
 use ctos::llvm::{IrModule, TargetSpec};
-use ctos::program::{catalog_for, frontend_for};
-use ctos::sandbox::agent::{AgentProgram, ExternalOpt};
+use ctos::program::catalog_for;
+use ctos::sandbox::agent::AgentProgram;
+use ctos::sandbox::Llvm;
 use ctos::sandbox::{JobSpec, Limits, Pool};
 
 mod common;
@@ -31,23 +32,22 @@ fn main() {
         .unwrap_or_else(|_| root.join("tests/data/csmith-12345.c"));
     let n_pipelines = env_or("CTOS_BENCH_PIPELINES", 40);
     let rounds = env_or("CTOS_BENCH_ROUNDS", 3);
-    let external = std::env::var("CTOS_BENCH_OPT")
-        .ok()
-        .filter(|p| !p.is_empty())
-        .map(|p| ExternalOpt::locate(p.as_ref()).unwrap());
-    let frontend = frontend_for(external.as_ref()).unwrap();
+    let opt = std::env::var("CTOS_BENCH_OPT").ok().filter(|p| !p.is_empty());
+    let llvm = Llvm::from_opt(opt.as_deref().map(std::path::Path::new)).unwrap();
+    let external = llvm.external();
+    let frontend = llvm.frontend().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let bitcode = dir.path().join("program.bc");
     std::fs::write(&bitcode, frontend.compile(&program).unwrap()).unwrap();
     // The agent's opt reads the program itself; our module only stands in for it.
-    let mut module = match &external {
+    let mut module = match external {
         None => IrModule::load(&bitcode, &frontend, &TargetSpec::default()).unwrap(),
         Some(_) => IrModule::from_bytes(b"", "empty", &TargetSpec::default()).unwrap(),
     };
-    let catalog = catalog_for(external.as_ref()).unwrap();
+    let catalog = catalog_for(&llvm).unwrap();
     let pipelines = random_pipelines(&catalog, n_pipelines, 20);
     let agent_program = AgentProgram { ir: bitcode.clone(), ..Default::default() };
-    let new_pool = || match &external {
+    let new_pool = || match external {
         None => Pool::new(1, Limits::default(), Vec::new()).unwrap(),
         Some(opt) => Pool::external(1, Limits::default(), Vec::new(), opt, &agent_program).unwrap(),
     };
@@ -80,8 +80,8 @@ fn main() {
         }
     }
     let per: Vec<Vec<f64>> = times.iter().map(|m| m.iter().map(|r| median(r.clone())).collect()).collect();
-    let llvm = match &external {
-        None => format!("LLVM {} in-process", ctos::llvm::version_string()),
+    let llvm = match external {
+        None => format!("LLVM {} in-process", llvm.version()),
         Some(o) => format!("LLVM {} inside {} (agent)", o.version, o.opt.display()),
     };
     println!("program: {}, {llvm}", program.display());

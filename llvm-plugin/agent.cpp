@@ -485,10 +485,7 @@ struct Agent {
     }
     double VerifyMillis = millisSince(T);
     T = std::chrono::steady_clock::now();
-    std::string Ir;
-    raw_string_ostream IrOS(Ir);
-    M.print(IrOS, nullptr);
-    IrOS.flush();
+    std::string Ir = ctosPrintModule(M);
     uint64_t Hash = xxh3_64bits(StringRef(Ir));
     uint64_t Instructions = 0;
     for (const Function &Fn : M)

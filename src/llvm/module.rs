@@ -75,6 +75,7 @@ extern "C" {
         module: inkwell::llvm_sys::prelude::LLVMModuleRef,
         machine: inkwell::llvm_sys::target_machine::LLVMTargetMachineRef,
     );
+    fn ctos_ir_hash(module: inkwell::llvm_sys::prelude::LLVMModuleRef) -> u64;
 }
 
 /// `CtosPassWatch` of src/llvm/shim.cpp.
@@ -342,8 +343,7 @@ impl IrModule {
 
     /// A stable hash of the printed IR: equal modules, equal hashes, across runs.
     pub fn ir_hash(&self) -> u64 {
-        let text = self.module.print_to_string();
-        xxhash_rust::xxh3::xxh3_64(text.to_bytes())
+        unsafe { ctos_ir_hash(self.module.as_mut_ptr()) }
     }
 
     /// Link the driver (if any) into the module, compile it in a JIT, call `compiled`,

@@ -22,6 +22,8 @@ extern "C" LLVMErrorRef ctos_run_passes(LLVMModuleRef ModuleRef, const char *Pas
   return nullptr;
 }
 
+extern "C" uint64_t ctos_ir_hash(LLVMModuleRef ModuleRef) { return ctosIrHash(*unwrap(ModuleRef)); }
+
 // Before the first fork: see ctosBuildSubtargets.
 extern "C" void ctos_build_subtargets(LLVMModuleRef ModuleRef, LLVMTargetMachineRef MachineRef) {
   ctosBuildSubtargets(*unwrap(ModuleRef), reinterpret_cast<TargetMachine *>(MachineRef));
