@@ -159,7 +159,9 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
 /// the --also-opts that cannot be run any more (uninstalled since), with why.
 fn llvms(c: &Campaign) -> (Vec<Llvm>, Vec<(PathBuf, String)>) {
     let mut all = vec![Llvm::Linked];
-    all.extend(c.llvm.external().map(|o| Llvm::External(o.clone())));
+    if c.llvm.external().is_some() {
+        all.push(c.llvm.clone());
+    }
     let mut missing = Vec::new();
     for path in &c.config.also_opt {
         match locate_also(path) {

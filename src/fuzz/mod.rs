@@ -271,7 +271,10 @@ fn discard_if_unplanned(dir: &Path, created_dir: bool) {
 
 /// The configuration stored in the campaign folder `dir`.
 pub fn stored_config(dir: &Path) -> Result<CampaignConfig> {
-    let store = open_campaign(dir)?;
+    config_in(&open_campaign(dir)?)
+}
+
+fn config_in(store: &Store) -> Result<CampaignConfig> {
     let config = store.get_meta("config")?.context("the campaign has no configuration")?;
     Ok(serde_json::from_str(&config)?)
 }
@@ -279,8 +282,12 @@ pub fn stored_config(dir: &Path) -> Result<CampaignConfig> {
 /// The LLVM the campaign in `dir` tests, as it recorded it: version and external `opt`.
 pub fn stored_llvm(dir: &Path) -> Result<(String, Option<PathBuf>)> {
     let store = open_campaign(dir)?;
-    let version = store.get_meta("llvm_version")?.unwrap_or_else(|| Llvm::Linked.version());
-    Ok((version, stored_config(dir)?.opt))
+    Ok((recorded_llvm_version(&store)?, config_in(&store)?.opt))
+}
+
+/// The version the campaign recorded when it started (older campaigns did not: the linked).
+pub(crate) fn recorded_llvm_version(store: &Store) -> Result<String> {
+    Ok(store.get_meta("llvm_version")?.unwrap_or_else(|| Llvm::Linked.version()))
 }
 
 /// The campaign's store, read-only, after checking that `dir` holds one.
@@ -314,8 +321,7 @@ pub enum Resumed {
 pub fn resume(dir: &Path, run: RunOptions, more_iterations: Option<usize>) -> Result<Resumed> {
     open_campaign(dir)?;
     let store = Store::open(&dir.join(DB))?;
-    let mut config: CampaignConfig =
-        serde_json::from_str(&store.get_meta("config")?.context("the campaign has no configuration")?)?;
+    let mut config = config_in(&store)?;
     let version = store.get_meta("llvm_version")?.unwrap_or_default();
     let llvm = Llvm::from_opt(config.opt.as_deref())?;
     if version != llvm.version() {

@@ -105,7 +105,7 @@ impl Stats {
         let elapsed = started.elapsed().as_secs_f64();
         let this_run = pairs - self.pairs_at_start;
         Ok(Snapshot {
-            llvm_version: store.get_meta("llvm_version")?.unwrap_or_else(|| crate::sandbox::Llvm::Linked.version()),
+            llvm_version: super::recorded_llvm_version(store)?,
             iteration: self.iteration,
             elapsed_seconds: elapsed,
             pairs,
