@@ -110,6 +110,9 @@ pub const TARGET: u8 = 4;
 /// jump, return or trap): a fall-through block, reached from the code before it alone
 /// unless it is also a [`TARGET`].
 pub const FALLS_IN: u8 = 8;
+/// [`Sites::patch_flags`] bits: `STARTS_AFTER << k` says another instruction starts `k + 1`
+/// bytes after the site (k < 3): where a short block's pun must keep an `int3`.
+pub const STARTS_AFTER: u8 = 16;
 
 /// The sites of `granularity` over the functions of `attribution`, whose bytes `code`
 /// gives, the padding after them included (None: the function is left out of block
@@ -229,13 +232,18 @@ fn block_leaders<'a>(
             };
             let falls_in = at > 0 && goes_on(flows[at - 1]);
             let target = targets.binary_search(&leader).is_ok();
+            let starts_after = starts[at + 1..]
+                .iter()
+                .take_while(|&&s| s < leader + 4)
+                .fold(0, |bits, &s| bits | STARTS_AFTER << (s - leader - 1));
             addrs.push(leader);
             function.push(fi as u32);
             flags.push(
                 u8::from(leader + 5 <= room_end) * MAY_PATCH
                     | u8::from(runs_in) * FOLLOWS
                     | u8::from(falls_in) * FALLS_IN
-                    | u8::from(target) * TARGET,
+                    | u8::from(target) * TARGET
+                    | starts_after,
             );
         }
     }
@@ -248,11 +256,18 @@ impl Sites {
     /// own function, in file `files[i]` (`None`: unattributed), at `0x1000 * (i + 1)`,
     /// `0x100` bytes long.
     pub(crate) fn synthetic(files: &[Option<u32>]) -> Sites {
-        let n_files = files.iter().flatten().max().map_or(0, |&f| f as usize + 1);
-        let functions = files
+        let one_each: Vec<(Option<u32>, usize)> = files.iter().map(|&f| (f, 1)).collect();
+        Sites { granularity: Granularity::Functions, ..Sites::synthetic_blocks(&one_each) }
+    }
+
+    /// Like [`Sites::synthetic`], with block sites: function `i` is in file `functions[i].0`
+    /// and holds `functions[i].1` blocks, its entry and then one every 0x10 bytes.
+    pub(crate) fn synthetic_blocks(functions: &[(Option<u32>, usize)]) -> Sites {
+        let n_files = functions.iter().filter_map(|f| f.0).max().map_or(0, |f| f as usize + 1);
+        let functions_of: Vec<LlvmFunction> = functions
             .iter()
             .enumerate()
-            .map(|(i, &file)| LlvmFunction {
+            .map(|(i, &(file, _))| LlvmFunction {
                 addr: 0x1000 * (i as u64 + 1),
                 size: 0x100,
                 padding: 0,
@@ -260,15 +275,17 @@ impl Sites {
                 file,
             })
             .collect();
-        let names = (0..n_files).map(|f| format!("file{f}.cpp")).collect();
-        let attribution = Attribution { files: names, functions, unattributed_note: None };
-        Sites {
-            granularity: Granularity::Functions,
-            attribution,
-            addrs: vec![0; files.len()],
-            function: (0..files.len() as u32).collect(),
-            flags: vec![MAY_PATCH | TARGET; files.len()],
+        let (mut addrs, mut function) = (Vec::new(), Vec::new());
+        for (i, &(_, blocks)) in functions.iter().enumerate() {
+            for b in 0..blocks as u64 {
+                addrs.push(functions_of[i].addr + 0x10 * b);
+                function.push(i as u32);
+            }
         }
+        let names = (0..n_files).map(|f| format!("file{f}.cpp")).collect();
+        let attribution = Attribution { files: names, functions: functions_of, unattributed_note: None };
+        let flags = vec![MAY_PATCH | TARGET; addrs.len()];
+        Sites { granularity: Granularity::Blocks, attribution, addrs, function, flags }
     }
 }
 
@@ -344,15 +361,16 @@ mod tests {
     }
 
     #[test]
-    fn a_block_after_a_conditional_branch_falls_in_and_a_join_is_a_target_it_runs_into() {
+    fn a_block_after_a_conditional_branch_falls_in_a_join_is_a_target_it_runs_into_and_instruction_starts_are_marked() {
         let leaders = leaders_with(&[0xCC; 9]);
         assert_eq!(
             leaders,
             [
-                (0x1000, MAY_PATCH | TARGET),
-                (0x1004, MAY_PATCH | FALLS_IN),
+                (0x1000, MAY_PATCH | TARGET | STARTS_AFTER << 1),
+                (0x1004, MAY_PATCH | FALLS_IN | STARTS_AFTER << 1),
                 (0x1006, MAY_PATCH | FOLLOWS | FALLS_IN | TARGET)
-            ]
+            ],
+            "`je` and `ret` start 2 bytes after a leader"
         );
     }
 

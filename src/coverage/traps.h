@@ -22,6 +22,16 @@
 // the code back). Otherwise the site is an int3 and the next site may be patched. (Patching
 // over a jump's target that the site runs into, too, was measured: 12% more signals, for
 // the jump often comes first and then both sites signal.)
+//
+// * A pun: a short site (1 to 4 bytes) right before a patched one is a jump too, whose
+//   displacement is its own bytes followed by the first bytes of the next site's patch
+//   ("instruction punning", as E9Patch calls it). Where it lands is fixed by those bytes
+//   (the free ones chosen for a free slot, int3s where an instruction starts), inside the
+//   mirror, or for 4 bytes a pun mirror of its own. Its stub writes back its own
+//   bytes only; the next site's patch stays. When the next site is restored first, the pun
+//   would jump through its restored bytes, so that restore puts an int3 over the pun. Most
+//   of the signals left were these short blocks (a join after `xor eax,eax`, a loop header
+//   after a one-instruction preheader).
 // A site at the end of a function may patch the alignment padding after it.
 //
 // Because the displacement bytes are int3s, a jump into the middle of a patch — to a site
@@ -63,6 +73,7 @@ struct CtosTrapState {
   uint8_t Optimizing;           // 72
   uint8_t InChild;              // 73
   uint64_t RestoredCap;         // 80: room in Restored
+  const uint32_t *PunKill;      // 88: per site, what to write over a pun on it (see below), or 0
 };
 __attribute__((visibility("hidden"))) CtosTrapState ctos_trap_state;
 __attribute__((visibility("hidden"))) void ctos_trap_hit();
@@ -73,11 +84,12 @@ static_assert(offsetof(CtosTrapState, Restore) == 8 && offsetof(CtosTrapState, F
                   offsetof(CtosTrapState, NRestored) == 40 && offsetof(CtosTrapState, NSites) == 48 &&
                   offsetof(CtosTrapState, Phase) == 56 && offsetof(CtosTrapState, Gate) == 64 &&
                   offsetof(CtosTrapState, Optimizing) == 72 && offsetof(CtosTrapState, InChild) == 73 &&
-                  offsetof(CtosTrapState, RestoredCap) == 80,
+                  offsetof(CtosTrapState, RestoredCap) == 80 && offsetof(CtosTrapState, PunKill) == 88,
               "ctos_trap_hit reads these offsets");
 
 // Entered from a stub with the red zone skipped (128 bytes) and the site's index pushed.
-// Writes the site's code back, records the site and the sites inside its patch that it
+// Writes the site's code back (and, when a live pun leads into it, an int3 over the pun:
+// its jump's displacement was this site's patch), records the site and the sites inside its patch that it
 // runs into (a child's record while optimizing with the gate open; the parent's restored
 // list, the patched site alone), and returns to the site through the index's slot,
 // freeing the red-zone skip with `ret $128`.
@@ -99,6 +111,16 @@ ctos_trap_hit:
   movl %ecx, (%rdx)
   shrq $32, %rcx
   movb %cl, 4(%rdx)
+  movq ctos_trap_state+88(%rip), %rcx
+  movl (%rcx,%rax,4), %ecx
+  testl %ecx, %ecx
+  je 2f
+  movq ctos_trap_state+0(%rip), %rsi
+  movq -8(%rsi,%rax,8), %rsi
+  cmpb $0xE9, (%rsi)
+  jne 2f
+  movl %ecx, (%rsi)
+2:
   movq %rdx, 40(%rsp)
   cmpb $0, ctos_trap_state+73(%rip)
   je 4f
@@ -154,15 +176,17 @@ const uint8_t Int3 = 0xCC;
 const uint8_t Jmp = 0xE9;
 // A patch's displacement: its bytes are all int3s. The jump lands this far from the site.
 const int64_t Displacement = int64_t(int32_t(0xCCCCCCCCu));
+// Where a 4-byte pun's jump lands, with its free bytes int3s too.
+const int64_t FourDisplacement = int64_t(int32_t(0xE9CCCCCCu));
 const size_t PatchBytes = 5;
 const size_t StubBytes = 16;
 // Sites further apart than this get mirror regions of their own (another object).
 const uint64_t MaxMirrorSpan = uint64_t(1) << 30;
 
-enum Kind : uint8_t { Plain, Patched };
+enum Kind : uint8_t { Plain, Patched, Punned };
 // Flags of a site, from the caller (src/coverage/sites.rs: MAY_PATCH, FOLLOWS, TARGET,
-// FALLS_IN).
-const uint8_t MayPatch = 1, FollowsBefore = 2, Target = 4, FallsIn = 8;
+// FALLS_IN, STARTS_AFTER: `StartsAfter << K`, an instruction starts K + 1 bytes on).
+const uint8_t MayPatch = 1, FollowsBefore = 2, Target = 4, FallsIn = 8, StartsAfter = 16;
 
 struct Region {
   void *Base;
@@ -225,13 +249,17 @@ Table<uint8_t> Original;     // per site: its first byte
 Table<uint64_t> RestoreCode; // per site: its first 5 bytes, 0xCC where a site it does not run into is
 Table<uint8_t> Follows;
 Table<uint32_t> Restored;
+Table<uint64_t> PunCode;  // per punned site: its own bytes as armed
+Table<uint32_t> PunKill;  // per site with a pun before it: the pun's 4 bytes once it is taken out
 std::vector<Region> Regions;
 
-inline void write5(uint64_t At, uint64_t Bytes) {
+inline void writeN(uint64_t At, uint64_t Bytes, size_t N) {
   auto *P = reinterpret_cast<volatile uint8_t *>(At);
-  for (size_t I = 0; I < PatchBytes; ++I)
+  for (size_t I = 0; I < N; ++I)
     P[I] = uint8_t(Bytes >> (8 * I));
 }
+
+inline void write5(uint64_t At, uint64_t Bytes) { writeN(At, Bytes, PatchBytes); }
 
 inline uint64_t patchCode() {
   uint64_t Code = Jmp;
@@ -266,6 +294,16 @@ inline size_t indexOf(uint64_t Addr) {
   return size_t(std::lower_bound(Sites.begin(), Sites.end(), Addr) - Sites.begin());
 }
 
+// A punned site's own bytes: up to the patched site it runs into.
+inline size_t punLength(size_t X) { return size_t(Sites[X + 1] - Sites[X]); }
+
+inline bool livePun(size_t X) {
+  return Kinds[X] == Punned && *reinterpret_cast<const volatile uint8_t *>(Sites[X]) == Jmp;
+}
+
+// The pun at `X` taken out: its own bytes as they were, behind an int3 that still counts.
+inline void killPun(size_t X) { writeN(Sites[X], PunKill[X + 1], punLength(X)); }
+
 inline bool intact(size_t P) {
   auto *At = reinterpret_cast<const volatile uint8_t *>(Sites[P]);
   uint64_t Code = patchCode();
@@ -284,6 +322,8 @@ inline void unpatch(size_t P) {
     *reinterpret_cast<volatile uint8_t *>(Sites[J]) = Int3;
   *reinterpret_cast<volatile uint8_t *>(Sites[P]) = Int3;
   restored(P);
+  if (PunKill[P] && livePun(P - 1))
+    killPun(P - 1);
 }
 
 inline void onTrap(int Signal, siginfo_t *, void *Context) {
@@ -295,6 +335,12 @@ inline void onTrap(int Signal, siginfo_t *, void *Context) {
     size_t P = K - 1;
     if (Sites[P] < Pc && Kinds[P] == Patched && intact(P)) {
       unpatch(P);
+      break;
+    }
+    // A jump into a pun's own bytes: they are its displacement, take it out.
+    if (livePun(P) && Sites[P] < Pc && Pc < Sites[P + 1]) {
+      killPun(P);
+      restored(P);
       break;
     }
   }
@@ -321,6 +367,8 @@ inline void disarm() {
   for (size_t I = 0; I < Sites.size(); ++I) {
     if (Kinds[I] == Patched && intact(I))
       write5(Sites[I], RestoreCode[I]);
+    if (livePun(I))
+      writeN(Sites[I], RestoreCode[I], punLength(I));
     *reinterpret_cast<volatile uint8_t *>(Sites[I]) = Original[I];
   }
   // Sites inside a patch were restored with it; their own byte is put back above.
@@ -331,24 +379,31 @@ inline void disarm() {
   RestoreCode.release();
   Follows.release();
   Restored.release();
+  PunCode.release();
+  PunKill.release();
   ctos_trap_state.NSites = 0;
   ctos_trap_state.NRestored = 0;
 }
 
 inline void arm(size_t I) {
-  if (Kinds[I] == Patched) {
+  if (Kinds[I] == Patched)
     write5(Sites[I], patchCode());
-  } else {
+  else if (Kinds[I] == Punned)
+    writeN(Sites[I], PunCode[I], punLength(I));
+  else
     *reinterpret_cast<volatile uint8_t *>(Sites[I]) = Int3;
-  }
 }
 
-// Before a fork: put back what the parent's own LLVM calls restored. Plain sites first:
-// one inside a patch is overwritten by the patch's int3 bytes, which is the same byte.
+// Before a fork: put back what the parent's own LLVM calls restored, and the pun before
+// a restored site, which its restore took out.
 inline void rearm() {
   CtosTrapState &S = ctos_trap_state;
-  for (size_t K = 0; K < S.NRestored; ++K)
-    arm(Restored[K]);
+  for (size_t K = 0; K < S.NRestored; ++K) {
+    size_t I = Restored[K];
+    arm(I);
+    if (PunKill[I])
+      arm(I - 1);
+  }
   S.NRestored = 0;
 }
 
@@ -446,19 +501,73 @@ inline void putJump(uint8_t *At, uint64_t Target) {
   memcpy(At + 1, &Rel, 4);
 }
 
-// Patch the sites [First, Last) that may be patched: map their mirror slots and a stub
-// area near them. Sites whose slots cannot be mapped stay int3s.
-inline void patchGroup(size_t First, size_t Last) {
+// Where pun `X`'s jump can land: its free displacement bytes (its own, after the opcode;
+// int3s first, as in a patch) chosen so that the slot lies in the mirror `Main` (and is no
+// patched site's slot there) or in the pun mirror `Four`, and overlaps no other pun's slot.
+// A byte where another of its instructions starts stays an int3 (`Flags`' StartsAfter
+// bits): a jump there no decoder found traps, as inside a patch. Its code, and the slot; or 0.
+inline std::pair<uint64_t, uint64_t> punSlot(size_t X, uint8_t Flags, Region Main, Region Four,
+                                             std::vector<uint64_t> &Taken) {
+  size_t Free = punLength(X) - 1;
+  uint32_t KeepInt3 = 0;
+  for (size_t B = 0; B < Free; ++B)
+    if (Flags & (StartsAfter << B))
+      KeepInt3 |= uint32_t(0xFF) << (8 * B);
+  auto In = [](Region R, uint64_t Slot) {
+    uint64_t Base = reinterpret_cast<uint64_t>(R.Base);
+    return R.Base && Slot >= Base && Slot + PatchBytes <= Base + R.Size;
+  };
+  auto Clear = [&](uint64_t Slot) {
+    // A patched site's slot in the mirror is at its own address plus the displacement.
+    uint64_t Image = Slot - PatchBytes - Displacement;
+    for (size_t J = indexOf(Image - (PatchBytes - 1)); In(Main, Slot) && J < Sites.size() && Sites[J] < Image + PatchBytes; ++J)
+      if (Kinds[J] == Patched)
+        return false;
+    auto Near = std::lower_bound(Taken.begin(), Taken.end(), Slot - (PatchBytes - 1));
+    return Near == Taken.end() || *Near >= Slot + PatchBytes;
+  };
+  const uint32_t Int3s = 0xCCCCCCCCu & ((uint64_t(1) << (8 * Free)) - 1);
+  // A few thousand tries: a pun that finds no slot in them stays an int3.
+  const uint32_t Tries = std::min<uint64_t>(uint64_t(1) << (8 * Free), 4096);
+  for (uint32_t V = 0; V < Tries; ++V) {
+    if (V & KeepInt3)
+      continue;
+    uint32_t Disp = (V ^ Int3s) | uint32_t(patchCode() << (8 * Free));
+    uint64_t Slot = Sites[X] + PatchBytes + int64_t(int32_t(Disp));
+    if (!(In(Main, Slot) || In(Four, Slot)) || !Clear(Slot))
+      continue;
+    Taken.insert(std::lower_bound(Taken.begin(), Taken.end(), Slot), Slot);
+    uint64_t Code = Jmp;
+    for (size_t B = 0; B < Free; ++B)
+      Code |= uint64_t(uint8_t(Disp >> (8 * B))) << (8 * (B + 1));
+    return {Code, Slot};
+  }
+  return {0, 0};
+}
+
+// Patch the sites [First, Last) that may be patched or punned: map their mirror slots and
+// a stub area near them. Sites whose slots cannot be mapped stay int3s.
+inline void patchGroup(size_t First, size_t Last, const uint8_t *Flags) {
   std::vector<size_t> Chosen;
   for (size_t I = First; I < Last; ++I)
-    if (Kinds[I] == Patched)
+    if (Kinds[I] != Plain)
       Chosen.push_back(I);
   if (Chosen.empty())
     return;
   uint64_t Lo = (Sites[Chosen.front()] + PatchBytes + Displacement) & ~(HugePage - 1);
   uint64_t Hi = (Sites[Chosen.back()] + 2 * PatchBytes + Displacement + HugePage - 1) & ~(HugePage - 1);
   size_t StubSize = ((16 + Chosen.size() * StubBytes) + HugePage - 1) & ~(HugePage - 1);
-  uint8_t *Mirror = static_cast<uint8_t *>(mapAt(Lo, Hi - Lo));
+  // A 3-byte pun's slot is 1.8 MiB above its own mirror address: the mirror reaches past
+  // the last one's, where there is room.
+  uint64_t Reach = Hi;
+  for (size_t I : Chosen)
+    if (Kinds[I] == Punned && punLength(I) == 3)
+      Reach = std::max(Reach, (Sites[I] + 2 * PatchBytes + Displacement + 0x1E0000 + HugePage - 1) & ~(HugePage - 1));
+  uint8_t *Mirror = static_cast<uint8_t *>(mapAt(Lo, Reach - Lo));
+  if (Mirror)
+    Hi = Reach;
+  else
+    Mirror = static_cast<uint8_t *>(mapAt(Lo, Hi - Lo));
   uint8_t *Stubs = nullptr;
   // The stubs go just below the mirror (or above it), within a jump's reach of every slot.
   for (uint64_t Gap = HugePage; Mirror && !Stubs && Gap < (uint64_t(1) << 30); Gap <<= 1) {
@@ -476,6 +585,19 @@ inline void patchGroup(size_t First, size_t Last) {
   put(Stubs, {0xFF, 0x25, 0, 0, 0, 0});
   uint64_t Hit = reinterpret_cast<uint64_t>(&ctos_trap_hit);
   memcpy(Stubs + 6, &Hit, 8);
+  // A pun of 4 bytes has the next site's 0xE9 as its displacement's top byte: its slot
+  // lies 368 MiB above the mirror, in a pun mirror of its own (0xE9CCCCCC).
+  Region Four = {nullptr, 0};
+  std::vector<size_t> Fours;
+  for (size_t I : Chosen)
+    if (Kinds[I] == Punned && punLength(I) == PatchBytes - 1)
+      Fours.push_back(I);
+  if (!Fours.empty()) {
+    uint64_t Lo4 = (Sites[Fours.front()] + PatchBytes + FourDisplacement) & ~(HugePage - 1);
+    uint64_t Hi4 = (Sites[Fours.back()] + 2 * PatchBytes + FourDisplacement + HugePage - 1) & ~(HugePage - 1);
+    Four = {mapAt(Lo4, Hi4 - Lo4), Hi4 - Lo4};
+  }
+  std::vector<uint64_t> Taken; // pun slots, sorted
   for (size_t N = 0; N < Chosen.size(); ++N) {
     size_t I = Chosen[N];
     uint8_t *Stub = Stubs + 16 + N * StubBytes;
@@ -485,7 +607,24 @@ inline void patchGroup(size_t First, size_t Last) {
     memcpy(Stub + 6, &Index, 4);
     putJump(Stub + 10, reinterpret_cast<uint64_t>(Stubs));
     Stub[15] = Int3;
-    putJump(Mirror + (Sites[I] + PatchBytes + Displacement - Lo), reinterpret_cast<uint64_t>(Stub));
+    if (Kinds[I] == Patched) {
+      putJump(Mirror + (Sites[I] + PatchBytes + Displacement - Lo), reinterpret_cast<uint64_t>(Stub));
+      continue;
+    }
+    auto [Code, Slot] = punSlot(I, Flags[I], {Mirror, Hi - Lo}, Four, Taken);
+    if (!Slot || !nearEnough(Slot, reinterpret_cast<uint64_t>(Stub))) {
+      Kinds[I] = Plain;
+      continue;
+    }
+    putJump(reinterpret_cast<uint8_t *>(Slot), reinterpret_cast<uint64_t>(Stub));
+    PunCode[I] = Code;
+    // Taken out: an int3, its own bytes, then the next site's first bytes as it restores them.
+    uint64_t Out = (RestoreCode[I] & ~uint64_t(0xFF)) | Int3;
+    size_t L = punLength(I);
+    Out = (Out & ((uint64_t(1) << (8 * L)) - 1)) | (RestoreCode[I + 1] << (8 * L));
+    PunKill[I + 1] = uint32_t(Out);
+    // The pun's stub records it alone: the next site's patch stays, and counts for itself.
+    Follows[I + 1] = 0;
   }
 }
 
@@ -528,6 +667,8 @@ inline std::string arm(const uint64_t *Addrs, const uint8_t *Flags, size_t N) {
   Original.reset(N);
   RestoreCode.reset(N);
   Follows.reset(N);
+  PunCode.reset(N);
+  PunKill.reset(N);
   // A patched site is listed at most twice between two rearms (taken out by a jump into
   // it, then hit at its int3), every other site once.
   Restored.reset(2 * N);
@@ -572,19 +713,42 @@ inline std::string arm(const uint64_t *Addrs, const uint8_t *Flags, size_t N) {
     }
     RestoreCode[I] = Code;
   }
+  // Puns: a short site right before a patched one, not an int3 inside a patch itself.
+  PatchEnd = 0;
+  for (size_t I = 0; I + 1 < N; ++I) {
+    if (Kinds[I] == Patched)
+      PatchEnd = Sites[I] + PatchBytes;
+    size_t L = size_t(Sites[I + 1] - Sites[I]);
+    if (!Flags || Kinds[I] != Plain || Kinds[I + 1] != Patched || L >= PatchBytes || Sites[I] < PatchEnd ||
+        !(Flags[I] & MayPatch) || Original[I] == Jmp)
+      continue;
+    Kinds[I] = Punned;
+    // Its stub writes back its own bytes and leaves the next site's patch as it is.
+    uint64_t Code = patchCode() << (8 * L);
+    for (size_t B = 0; B < L; ++B)
+      Code |= uint64_t(*reinterpret_cast<const uint8_t *>(Sites[I] + B)) << (8 * B);
+    RestoreCode[I] = Code & ((uint64_t(1) << (8 * PatchBytes)) - 1);
+  }
   for (size_t First = 0; First < N;) {
     size_t Last = First + 1;
     while (Last < N && Sites[Last] - Sites[First] < MaxMirrorSpan && Sites[Last] - Sites[Last - 1] < (1u << 24))
       ++Last;
-    patchGroup(First, Last);
+    patchGroup(First, Last, Flags);
     First = Last;
   }
+  // A pun whose next site found no slot (in a group of its own) would jump through an int3.
+  for (size_t I = 0; I + 1 < N; ++I)
+    if (Kinds[I] == Punned && Kinds[I + 1] != Patched) {
+      Kinds[I] = Plain;
+      PunKill[I + 1] = 0;
+    }
   CtosTrapState &S = ctos_trap_state;
   S.Sites = Sites.data();
   S.Restore = RestoreCode.data();
   S.Follows = Follows.data();
   S.Restored = Restored.data();
   S.RestoredCap = Restored.size();
+  S.PunKill = PunKill.data();
   S.NRestored = 0;
   S.NSites = N;
   for (size_t I = 0; I < N; ++I)
@@ -605,6 +769,6 @@ inline void enterChild(uint8_t *Record, const volatile uint8_t *Phase, uint8_t O
   S.InChild = 1;
 }
 
-inline size_t patched() { return size_t(std::count(Kinds.begin(), Kinds.end(), uint8_t(Patched))); }
+inline size_t patched() { return size_t(Kinds.size() - std::count(Kinds.begin(), Kinds.end(), uint8_t(Plain))); }
 
 } // namespace ctos_traps

@@ -26,10 +26,56 @@ impl FileFilter {
         self.allowed.get(file as usize).copied().unwrap_or(false)
     }
 
+    /// Per site, whether a run's first arrival there can change what the searches compute,
+    /// so that only those are armed. Every trace is restricted to the allowed files (a
+    /// failing one cut at LLVM's error reporting first, when `error_reporting`). Within
+    /// them, a passing run's elements count only in the files the `failing` run covers
+    /// (the evidence counts the failing run's elements, the fitness's statement part the
+    /// files both runs cover); elsewhere they count as the files they are in (the fitness's
+    /// file part), which a function's entry tells as well as all its blocks do. With
+    /// `every_element` (plain Jaccard similarity), every element counts.
+    pub fn sites_that_count(
+        &self,
+        sites: &Sites,
+        failing: &Spectrum,
+        every_element: bool,
+        error_reporting: bool,
+    ) -> Vec<bool> {
+        (0..sites.len())
+            .map(|s| {
+                let function = sites.function[s];
+                let entry = sites.addrs[s] == sites.attribution.functions[function as usize].addr;
+                let counts_here = |file| self.allows(file) && (entry || every_element || failing.covers_file(file));
+                sites.file_of_function(function).is_some_and(counts_here)
+                    || (error_reporting && sites.reports_errors(function))
+            })
+            .collect()
+    }
+
     /// The spectrum's elements in allowed files (shared code, which no file owns, drops out).
     pub fn restrict(&self, spectrum: &Spectrum, sites: &Sites) -> Spectrum {
         let kept =
             spectrum.elements.iter().copied().filter(|&e| sites.file(e).is_some_and(|f| self.allows(f))).collect();
         Spectrum::from_elements(kept, sites)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Functions 0 and 1 in file 0, 2 in file 1, 3 in file 2 (not ranked), 4 unattributed;
+    /// three blocks each. The failing run covers file 0 (function 0's second block).
+    #[test]
+    fn armed_are_the_failing_files_blocks_and_the_other_ranked_files_entries() {
+        let sites = Sites::synthetic_blocks(&[(Some(0), 3), (Some(0), 3), (Some(1), 3), (Some(2), 3), (None, 3)]);
+        let filter = FileFilter { allowed: vec![true, true, false] };
+        let failing = Spectrum::from_elements(vec![1], &sites);
+        let kept = |every_element| {
+            let counted = filter.sites_that_count(&sites, &failing, every_element, false);
+            (0..sites.len() as u32).filter(|&s| counted[s as usize]).collect::<Vec<_>>()
+        };
+        assert_eq!(kept(false), [0, 1, 2, 3, 4, 5, 6]);
+        assert_eq!(kept(true), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
     }
 }

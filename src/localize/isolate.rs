@@ -488,15 +488,10 @@ fn record_failing_trace(
     let class = culprit.and_then(|c| c.class.as_deref());
     let direct =
         DirectEvidence { culprit_files: culprit_files(class, culprit_file.as_deref(), &spectrum, sites), stack };
-    // From here on every trace is restricted to the ranked files (and a failing one cut at
-    // error reporting first): the other sites can only cost their children a trap.
-    let counted: Vec<bool> = (0..sites.attribution.functions.len() as u32)
-        .map(|f| {
-            sites.file_of_function(f).is_some_and(|file| filter.allows(file))
-                || (opts.cut_error_reporting && sites.reports_errors(f))
-        })
-        .collect();
-    coverage.narrow_for(runner.pool, |s| counted[sites.function[s as usize] as usize])?;
+    // From here on only the sites that can change what the searches compute stay armed.
+    let every_element = opts.similarity == SimilarityFormula::Jaccard;
+    let counted = filter.sites_that_count(sites, &spectrum, every_element, opts.cut_error_reporting);
+    coverage.narrow_for(runner.pool, |s| counted[s as usize])?;
     Ok(FailingTrace { coverage, filter, spectrum, direct, culprit_file, focused: focus.is_some() })
 }
 

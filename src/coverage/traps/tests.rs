@@ -3,7 +3,7 @@
 //! code looks after it, and jumps into the middle of a patch.
 
 use super::*;
-use crate::coverage::sites::{FALLS_IN, FOLLOWS, MAY_PATCH, TARGET};
+use crate::coverage::sites::{FALLS_IN, FOLLOWS, MAY_PATCH, STARTS_AFTER, TARGET};
 
 /// Where the test's code goes: far from anything mapped, so that its patches' mirror
 /// slots (800 MiB below) are free too.
@@ -15,6 +15,14 @@ const F_CODE: [u8; 6] = [0x31, 0xC0, 0x83, 0xC0, 0x01, 0xC3];
 const G: u64 = BASE + 16;
 /// `h`: mov eax,5; ret — returns 5.
 const H: u64 = BASE + 32;
+/// `k`: xor eax,eax; add rax,1; ret — returns 1, with a 4-byte block at `k + 2`.
+const K: u64 = BASE + 48;
+const K_CODE: [u8; 7] = [0x31, 0xC0, 0x48, 0x83, 0xC0, 0x01, 0xC3];
+/// `m`: xor eax,eax; inc eax; ret — returns 1, a 4-byte block of two instructions.
+const M: u64 = BASE + 64;
+const M_CODE: [u8; 5] = [0x31, 0xC0, 0xFF, 0xC0, 0xC3];
+/// `n`: mov eax,7; jmp m+2 — returns 8, entering `m`'s block at its second instruction.
+const N: u64 = BASE + 80;
 
 fn write_code() {
     let page = unsafe {
@@ -35,6 +43,11 @@ fn write_code() {
         std::ptr::copy_nonoverlapping(F_CODE.as_ptr(), F as *mut u8, F_CODE.len());
         std::ptr::copy_nonoverlapping(g.as_ptr(), G as *mut u8, g.len());
         std::ptr::copy_nonoverlapping([0xB8, 5, 0, 0, 0, 0xC3].as_ptr(), H as *mut u8, 6);
+        std::ptr::copy_nonoverlapping(K_CODE.as_ptr(), K as *mut u8, K_CODE.len());
+        std::ptr::copy_nonoverlapping(M_CODE.as_ptr(), M as *mut u8, M_CODE.len());
+        let mut n = vec![0xB8, 7, 0, 0, 0, 0xE9];
+        n.extend_from_slice(&((M + 2).wrapping_sub(N + 10) as u32).to_le_bytes());
+        std::ptr::copy_nonoverlapping(n.as_ptr(), N as *mut u8, n.len());
     }
 }
 
@@ -146,12 +159,12 @@ fn a_jump_into_a_patch_runs_the_code_as_written_and_the_patched_site_still_count
 }
 
 #[test]
-fn a_site_inside_a_patch_is_recorded_whether_reached_through_it_or_by_a_jump() {
+fn a_site_inside_a_pun_is_recorded_whether_reached_through_it_or_by_a_jump() {
     in_fork(|| {
         write_code();
         let sites = [F, F + 2, G];
         arm_sites(&sites);
-        assert_eq!(patched(), 2, "f + 2 is inside f's patch");
+        assert_eq!(patched(), 3, "f + 2 and g patched, f a pun on f + 2's patch");
         let child = Child::enter(sites.len());
         assert_eq!(call(F), 1);
         assert_eq!(child.recorded(&sites), [F, F + 2], "f runs on into f + 2");
@@ -216,15 +229,17 @@ fn a_site_the_patched_one_runs_into_is_recorded_with_it_without_a_signal() {
         assert_eq!(bytes(F, 6), F_CODE);
     });
     in_fork(|| {
-        // Without the flag, f + 2 is an int3 of its own: one signal.
+        // Without the flag, f + 2 is patched itself and f is a pun on it: each stub
+        // records its own site, still without a signal.
         write_code();
         let sites = [F, F + 2, G];
         arm_sites(&sites);
+        assert_eq!(bytes(F + 2, 1), [0xE9]);
         count_traps();
         let child = Child::enter(sites.len());
         assert_eq!(call(F), 1);
         assert_eq!(child.recorded(&sites), [F, F + 2]);
-        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 0);
     });
     in_fork(|| {
         // A jump no decoder found enters the patch in the middle (g's, unflagged): it
@@ -239,22 +254,59 @@ fn a_site_the_patched_one_runs_into_is_recorded_with_it_without_a_signal() {
     });
 }
 
+/// f + 2 is a jump's target, so f's patch may not cover it: f + 2 is patched, and f, two
+/// bytes before it, is a pun whose displacement is `0xCC` (free) and f + 2's patch.
+const TARGET_FLAGS: [u8; 3] = [MAY_PATCH | TARGET, MAY_PATCH | FOLLOWS | TARGET, MAY_PATCH | TARGET];
+
 #[test]
-fn a_site_a_jump_reaches_is_patched_itself_and_the_short_block_before_it_is_an_int3() {
+fn a_site_a_jump_reaches_is_patched_itself_and_the_short_block_before_it_is_a_pun_on_it() {
     in_fork(|| {
         write_code();
         let sites = [F, F + 2, G];
-        arm_flagged(&sites, &[MAY_PATCH | TARGET, MAY_PATCH | FOLLOWS | TARGET, MAY_PATCH | TARGET]);
-        assert_eq!(patched(), 2, "f + 2 and g; f would cover a jump's target");
-        assert_eq!(bytes(F, 3), [0xCC, 0xC0, 0xE9]);
+        arm_flagged(&sites, &TARGET_FLAGS);
+        assert_eq!(patched(), 3);
+        assert_eq!(bytes(F, 7), [0xE9, 0xCC, 0xE9, 0xCC, 0xCC, 0xCC, 0xCC]);
+        count_traps();
+        let child = Child::enter(sites.len());
+        assert_eq!(call(F), 1, "f's pun, then f + 2's patch");
+        assert_eq!(child.recorded(&sites), [F, F + 2]);
+        assert_eq!(call(G), 8);
+        assert_eq!(child.recorded(&sites), [F, F + 2, G]);
+        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 0);
+        assert_eq!(bytes(F, 6), F_CODE);
+    });
+}
+
+#[test]
+fn a_jump_to_the_site_under_a_pun_first_leaves_an_int3_at_the_pun_and_the_parent_rearms_both() {
+    in_fork(|| {
+        write_code();
+        let sites = [F, F + 2, G];
+        arm_flagged(&sites, &TARGET_FLAGS);
         count_traps();
         let child = Child::enter(sites.len());
         assert_eq!(call(G), 8);
         assert_eq!(child.recorded(&sites), [G, F + 2]);
         assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 0, "g jumps into f + 2's own patch");
+        assert_eq!(bytes(F, 2), [0xCC, 0xC0], "f + 2 restored: the pun would jump elsewhere now");
         assert_eq!(call(F), 1);
         assert_eq!(child.recorded(&sites), [G, F + 2, F]);
         assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 1, "f's int3");
+        assert_eq!(bytes(F, 6), F_CODE);
+    });
+    in_fork(|| {
+        // As the parent: g's call takes out f + 2's patch and f's pun; rearm puts both back.
+        write_code();
+        let sites = [F, F + 2, G];
+        arm_flagged(&sites, &TARGET_FLAGS);
+        assert_eq!(call(G), 8);
+        assert_eq!(bytes(F, 6), [0xCC, 0xC0, 0x83, 0xC0, 0x01, 0xC3]);
+        unsafe { ctos_traps_rearm() };
+        assert_eq!(bytes(F, 7), [0xE9, 0xCC, 0xE9, 0xCC, 0xCC, 0xCC, 0xCC]);
+        let child = Child::enter(sites.len());
+        assert_eq!(call(F), 1);
+        assert_eq!(child.recorded(&sites), [F, F + 2]);
+        disarm();
         assert_eq!(bytes(F, 6), F_CODE);
     });
 }
@@ -277,11 +329,52 @@ fn a_fall_through_block_inside_a_patch_is_an_int3_there_and_a_jump_target_is_not
         assert_eq!(bytes(F, 6), F_CODE);
     });
     in_fork(|| {
-        // Reached by a jump too: f stays an int3, for a jump would land inside its patch.
+        // Reached by a jump too: no patch at f, for a jump would land inside it; f + 2
+        // is patched itself, and f is a pun on it.
         write_code();
         let sites = [F, F + 2, G];
         arm_flagged(&sites, &[MAY_PATCH, MAY_PATCH | FALLS_IN | TARGET, MAY_PATCH]);
-        assert_eq!(bytes(F, 1), [0xCC]);
-        assert_eq!(bytes(F + 2, 1), [0xE9], "f + 2 is patched itself");
+        assert_eq!(bytes(F, 3), [0xE9, 0xCC, 0xE9]);
+    });
+}
+
+#[test]
+fn a_four_byte_block_before_a_patch_is_a_pun_and_the_block_before_a_pun_an_int3() {
+    in_fork(|| {
+        // k + 6 (`ret`) is a jump's target: k + 2's patch may not cover it, so k + 6 is
+        // patched and k + 2 a pun on it, whose jump lands in the pun mirror; k, before a
+        // pun, is an int3.
+        write_code();
+        let sites = [K, K + 2, K + 6];
+        arm_flagged(&sites, &[MAY_PATCH, MAY_PATCH | FOLLOWS | TARGET, MAY_PATCH | FOLLOWS | TARGET]);
+        assert_eq!(patched(), 2);
+        assert_eq!(bytes(K, 11), [0xCC, 0xC0, 0xE9, 0xCC, 0xCC, 0xCC, 0xE9, 0xCC, 0xCC, 0xCC, 0xCC]);
+        count_traps();
+        let child = Child::enter(sites.len());
+        assert_eq!(call(K), 1);
+        assert_eq!(child.recorded(&sites), [K, K + 2, K + 6]);
+        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 1, "k's int3 alone");
+        assert_eq!(bytes(K, 7), K_CODE);
+    });
+}
+
+#[test]
+fn a_jump_no_decoder_found_into_a_pun_traps_at_its_instruction_and_runs_the_code_as_written() {
+    in_fork(|| {
+        write_code();
+        let sites = [M, M + 4, N];
+        // m + 4 (`ret`) is a jump's target; `inc eax` starts 2 bytes after m.
+        let flags = [MAY_PATCH | STARTS_AFTER << 1, MAY_PATCH | FOLLOWS | TARGET, MAY_PATCH | TARGET];
+        arm_flagged(&sites, &flags);
+        assert_eq!(bytes(M, 5), [0xE9, 0xCC, 0xCC, 0xCC, 0xE9], "an int3 where `inc eax` starts");
+        count_traps();
+        let child = Child::enter(sites.len());
+        assert_eq!(call(N), 8, "n enters m's pun at `inc eax`");
+        assert_eq!(child.recorded(&sites), [N, M + 4]);
+        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(call(M), 1);
+        assert_eq!(child.recorded(&sites), [N, M + 4, M], "m still counts, at its int3");
+        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 2);
+        assert_eq!(bytes(M, 5), M_CODE);
     });
 }
