@@ -32,7 +32,9 @@ impl FileFilter {
     /// them, a passing run's elements count only in the files the `failing` run covers
     /// (the evidence counts the failing run's elements, the fitness's statement part the
     /// files both runs cover); elsewhere they count as the files they are in (the fitness's
-    /// file part), which a function's entry tells as well as all its blocks do. With
+    /// file part), which a function's entry tells. (Not quite as all its blocks do: an entry
+    /// first reached by an earlier pass, outside the focus, is spent, where a block that only
+    /// the focus runs would still have told. The fitness may then see one file fewer.) With
     /// `every_element` (plain Jaccard similarity), every element counts.
     pub fn sites_that_count(
         &self,
