@@ -107,7 +107,8 @@ const SIGNED_OVERFLOW: &str = "#include <stdio.h>\n\
     int main(void) { volatile int one = 1; int x = 2147483647; x += one; printf(\"%d\\n\", x); return 0; }\n";
 const HEAP_READ_OUT_OF_BOUNDS: &str = "#include <stdlib.h>\n\
     int main(void) { int *p = malloc(4 * sizeof(int)); volatile int i = 4; p[0] = 0; return p[i]; }\n";
-const ENDLESS: &str = "int main(void) { volatile int x = 0; for (;;) x++; }\n";
+// Toggles, so that no counter overflows however long the timeout.
+const ENDLESS: &str = "int main(void) { volatile int x = 0; for (;;) x = !x; }\n";
 const BROKEN: &str = "int main(void) { return undeclared_variable; }\n";
 const EXIT_3: &str = "int main(void) { return 3; }\n";
 
@@ -124,7 +125,9 @@ fn screen_many_classifies_planted_programs_in_input_order() {
     .iter()
     .map(|(name, text)| write(dir.path(), name, text))
     .collect();
-    let quick = Screen { timeout: Duration::from_millis(500), ..Screen::default() };
+    // Long enough that a sanitized program's start-up, on a loaded machine, is no timeout
+    // (500 ms was not, once: the heap overflow timed out); the endless one waits it out.
+    let quick = Screen { timeout: Duration::from_secs(5), ..Screen::default() };
     let verdicts = screen_many(&sources, &quick, 2);
 
     match &verdicts[0] {
