@@ -520,9 +520,10 @@ inline std::pair<uint64_t, uint64_t> punSlot(size_t X, uint8_t Flags, Region Mai
   auto Clear = [&](uint64_t Slot) {
     // A patched site's slot in the mirror is at its own address plus the displacement.
     uint64_t Image = Slot - PatchBytes - Displacement;
-    for (size_t J = indexOf(Image - (PatchBytes - 1)); In(Main, Slot) && J < Sites.size() && Sites[J] < Image + PatchBytes; ++J)
-      if (Kinds[J] == Patched)
-        return false;
+    if (In(Main, Slot))
+      for (size_t J = indexOf(Image - (PatchBytes - 1)); J < Sites.size() && Sites[J] < Image + PatchBytes; ++J)
+        if (Kinds[J] == Patched)
+          return false;
     auto Near = std::lower_bound(Taken.begin(), Taken.end(), Slot - (PatchBytes - 1));
     return Near == Taken.end() || *Near >= Slot + PatchBytes;
   };

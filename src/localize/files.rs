@@ -43,13 +43,29 @@ impl FileFilter {
         every_element: bool,
         error_reporting: bool,
     ) -> Vec<bool> {
+        #[derive(Clone, Copy)]
+        enum Armed {
+            None,
+            Entry,
+            Every,
+        }
+        // Per function, once (a table holds some sixty thousand, and millions of blocks).
+        let per_function: Vec<Armed> = (0..sites.attribution.functions.len() as u32)
+            .map(|f| match sites.file_of_function(f).filter(|&file| self.allows(file)) {
+                _ if error_reporting && sites.reports_errors(f) => Armed::Every,
+                Some(file) if every_element || failing.covers_file(file) => Armed::Every,
+                Some(_) => Armed::Entry,
+                None => Armed::None,
+            })
+            .collect();
         (0..sites.len())
             .map(|s| {
-                let function = sites.function[s];
-                let entry = sites.addrs[s] == sites.attribution.functions[function as usize].addr;
-                let counts_here = |file| self.allows(file) && (entry || every_element || failing.covers_file(file));
-                sites.file_of_function(function).is_some_and(counts_here)
-                    || (error_reporting && sites.reports_errors(function))
+                let function = sites.function[s] as usize;
+                match per_function[function] {
+                    Armed::Every => true,
+                    Armed::Entry => sites.addrs[s] == sites.attribution.functions[function].addr,
+                    Armed::None => false,
+                }
             })
             .collect()
     }

@@ -102,6 +102,11 @@ extern "C" fn counting(signal: libc::c_int, info: *mut libc::siginfo_t, context:
     handler(signal, info, context);
 }
 
+/// The signals counted since [`count_traps`].
+fn traps() -> usize {
+    TRAPS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Count the signals the armed sites take from now on.
 fn count_traps() {
     unsafe {
@@ -225,7 +230,7 @@ fn a_site_the_patched_one_runs_into_is_recorded_with_it_without_a_signal() {
         let child = Child::enter(sites.len());
         assert_eq!(call(F), 1);
         assert_eq!(child.recorded(&sites), [F, F + 2]);
-        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 0, "no signal");
+        assert_eq!(traps(), 0, "no signal");
         assert_eq!(bytes(F, 6), F_CODE);
     });
     in_fork(|| {
@@ -239,7 +244,7 @@ fn a_site_the_patched_one_runs_into_is_recorded_with_it_without_a_signal() {
         let child = Child::enter(sites.len());
         assert_eq!(call(F), 1);
         assert_eq!(child.recorded(&sites), [F, F + 2]);
-        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 0);
+        assert_eq!(traps(), 0);
     });
     in_fork(|| {
         // A jump no decoder found enters the patch in the middle (g's, unflagged): it
@@ -272,7 +277,7 @@ fn a_site_a_jump_reaches_is_patched_itself_and_the_short_block_before_it_is_a_pu
         assert_eq!(child.recorded(&sites), [F, F + 2]);
         assert_eq!(call(G), 8);
         assert_eq!(child.recorded(&sites), [F, F + 2, G]);
-        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 0);
+        assert_eq!(traps(), 0);
         assert_eq!(bytes(F, 6), F_CODE);
     });
 }
@@ -287,11 +292,11 @@ fn a_jump_to_the_site_under_a_pun_first_leaves_an_int3_at_the_pun_and_the_parent
         let child = Child::enter(sites.len());
         assert_eq!(call(G), 8);
         assert_eq!(child.recorded(&sites), [G, F + 2]);
-        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 0, "g jumps into f + 2's own patch");
+        assert_eq!(traps(), 0, "g jumps into f + 2's own patch");
         assert_eq!(bytes(F, 2), [0xCC, 0xC0], "f + 2 restored: the pun would jump elsewhere now");
         assert_eq!(call(F), 1);
         assert_eq!(child.recorded(&sites), [G, F + 2, F]);
-        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 1, "f's int3");
+        assert_eq!(traps(), 1, "f's int3");
         assert_eq!(bytes(F, 6), F_CODE);
     });
     in_fork(|| {
@@ -325,7 +330,7 @@ fn a_fall_through_block_inside_a_patch_is_an_int3_there_and_a_jump_target_is_not
         let child = Child::enter(sites.len());
         assert_eq!(call(F), 1);
         assert_eq!(child.recorded(&sites), [F, F + 2]);
-        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 1, "f + 2's int3 alone");
+        assert_eq!(traps(), 1, "f + 2's int3 alone");
         assert_eq!(bytes(F, 6), F_CODE);
     });
     in_fork(|| {
@@ -353,7 +358,7 @@ fn a_four_byte_block_before_a_patch_is_a_pun_and_the_block_before_a_pun_an_int3(
         let child = Child::enter(sites.len());
         assert_eq!(call(K), 1);
         assert_eq!(child.recorded(&sites), [K, K + 2, K + 6]);
-        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 1, "k's int3 alone");
+        assert_eq!(traps(), 1, "k's int3 alone");
         assert_eq!(bytes(K, 7), K_CODE);
     });
 }
@@ -371,10 +376,10 @@ fn a_jump_no_decoder_found_into_a_pun_traps_at_its_instruction_and_runs_the_code
         let child = Child::enter(sites.len());
         assert_eq!(call(N), 8, "n enters m's pun at `inc eax`");
         assert_eq!(child.recorded(&sites), [N, M + 4]);
-        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 1);
+        assert_eq!(traps(), 1);
         assert_eq!(call(M), 1);
         assert_eq!(child.recorded(&sites), [N, M + 4, M], "m still counts, at its int3");
-        assert_eq!(TRAPS.load(std::sync::atomic::Ordering::Relaxed), 2);
+        assert_eq!(traps(), 2);
         assert_eq!(bytes(M, 5), M_CODE);
     });
 }
