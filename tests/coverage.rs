@@ -300,3 +300,46 @@ fn the_same_pipeline_twice_gives_almost_the_same_spectrum() {
         }
     }
 }
+
+/// Observed jobs run in workers: one child runs job after job, each on a fresh copy of the
+/// module, with what its last job restored armed again. Each job gives the outcome and IR
+/// hash a child per job gives, and nearly its trace; a crash ends the worker, and the next
+/// job gets a new one.
+#[test]
+fn a_worker_gives_each_job_what_a_child_per_job_gives() {
+    let _turn = turn();
+    let mut module = csmith();
+    let coverage = Coverage::arm(Granularity::Blocks);
+    let pipelines = [
+        "default<O2>",
+        "function(sroa,loop-mssa(licm),gvn)",
+        "default<O2>",
+        "function(sroa,trigger-crash-function)",
+        "function(instcombine<no-verify-fixpoint>,simplifycfg)",
+        "default<O2>",
+    ];
+    let runs = |worker_jobs: usize, module: &mut IrModule| {
+        let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+        pool.set_worker_jobs(worker_jobs);
+        pool.set_observer(coverage.observer());
+        let runs: Vec<Run> = pipelines
+            .iter()
+            .map(|p| pool.run_one(module, &JobSpec { observe: true, ..JobSpec::optimize(*p) }).unwrap())
+            .collect();
+        (runs, pool.forks())
+    };
+    let (each, each_forks) = runs(1, &mut module);
+    let (worked, worker_forks) = runs(100, &mut module);
+    assert_eq!(each_forks, pipelines.len() as u64);
+    assert_eq!(worker_forks, 2, "the crash ends the first worker");
+    let spectrum = |r: &Run| coverage.spectrum(r.trace.as_deref().unwrap());
+    let within = spectrum(&each[0]).jaccard(&spectrum(&each[5]));
+    for ((pipeline, a), b) in pipelines.iter().zip(&each).zip(&worked) {
+        assert_eq!((a.outcome, a.ir_hash), (b.outcome, b.ir_hash), "{pipeline}");
+        let across = spectrum(a).jaccard(&spectrum(b));
+        // A fresh copy's types and constants are new to their context: the caches a parent's
+        // module had filled (a struct type's "sized" bit) are filled again, a few sites more.
+        assert!(across > 0.98, "{pipeline}: child per job vs worker: jaccard {across} (two children: {within})");
+    }
+    assert_eq!(worked[3].outcome, Outcome::Crash);
+}

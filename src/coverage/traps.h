@@ -65,7 +65,7 @@ struct CtosTrapState {
   const uint64_t *Restore;      // 8: per site, the 5 bytes a patched site's hit writes back
   const uint8_t *Follows;       // 16: per site, 1 if the site before runs into it
   uint8_t *Record;              // 24: a child's record, [count: u64][site: u32; count], or null
-  uint32_t *Restored;           // 32: the parent's restored sites, to re-arm before a fork
+  uint32_t *Restored;           // 32: restored sites, re-armed before a fork (a parent) or a next job (a child)
   uint64_t NRestored;           // 40
   uint64_t NSites;              // 48
   const volatile uint8_t *Phase; // 56: the child's phase; recorded only when == Optimizing
@@ -89,10 +89,10 @@ static_assert(offsetof(CtosTrapState, Restore) == 8 && offsetof(CtosTrapState, F
 
 // Entered from a stub with the red zone skipped (128 bytes) and the site's index pushed.
 // Writes the site's code back (and, when a live pun leads into it, an int3 over the pun:
-// its jump's displacement was this site's patch), records the site and the sites inside its patch that it
-// runs into (a child's record while optimizing with the gate open; the parent's restored
-// list, the patched site alone), and returns to the site through the index's slot,
-// freeing the red-zone skip with `ret $128`.
+// its jump's displacement was this site's patch), lists the site as restored (the patched
+// site alone), records it and the sites inside its patch that it runs into (a child's
+// record while optimizing with the gate open), and returns to the site through the
+// index's slot, freeing the red-zone skip with `ret $128`.
 asm(R"(
   .text
   .p2align 4
@@ -122,8 +122,16 @@ ctos_trap_hit:
   movl %ecx, (%rsi)
 2:
   movq %rdx, 40(%rsp)
+  movq ctos_trap_state+40(%rip), %rcx
+  cmpq ctos_trap_state+80(%rip), %rcx
+  jae 3f
+  movq ctos_trap_state+32(%rip), %rsi
+  movl %eax, (%rsi,%rcx,4)
+  incq %rcx
+  movq %rcx, ctos_trap_state+40(%rip)
+3:
   cmpb $0, ctos_trap_state+73(%rip)
-  je 4f
+  je 9f
   movq ctos_trap_state+56(%rip), %rcx
   movb (%rcx), %cl
   cmpb ctos_trap_state+72(%rip), %cl
@@ -152,14 +160,6 @@ ctos_trap_hit:
   cmpb $0, (%rsi,%rax)
   je 9f
   jmp 1b
-4:
-  movq ctos_trap_state+40(%rip), %rdx
-  cmpq ctos_trap_state+80(%rip), %rdx
-  jae 9f
-  movq ctos_trap_state+32(%rip), %rcx
-  movl %eax, (%rcx,%rdx,4)
-  incq %rdx
-  movq %rdx, ctos_trap_state+40(%rip)
 9:
   pop %rsi
   pop %rdx
@@ -270,16 +270,15 @@ inline uint64_t patchCode() {
 
 inline void restored(size_t I) {
   CtosTrapState &S = ctos_trap_state;
-  if (!S.InChild && S.NRestored < S.RestoredCap)
+  if (S.NRestored < S.RestoredCap)
     Restored[S.NRestored++] = uint32_t(I);
 }
 
 inline void record(size_t I) {
   CtosTrapState &S = ctos_trap_state;
-  if (!S.InChild) {
-    restored(I);
+  restored(I);
+  if (!S.InChild)
     return;
-  }
   if (!S.Record || !S.Phase || *S.Phase != S.Optimizing || !S.Gate || !*S.Gate)
     return;
   auto *Count = reinterpret_cast<volatile uint64_t *>(S.Record);
@@ -394,8 +393,9 @@ inline void arm(size_t I) {
     *reinterpret_cast<volatile uint8_t *>(Sites[I]) = Int3;
 }
 
-// Before a fork: put back what the parent's own LLVM calls restored, and the pun before
-// a restored site, which its restore took out.
+// Put back what was restored since the last call, and the pun before a restored site,
+// which its restore took out: in a parent before a fork (what its own LLVM calls hit), in
+// a child before its next job (what its last one hit).
 inline void rearm() {
   CtosTrapState &S = ctos_trap_state;
   for (size_t K = 0; K < S.NRestored; ++K) {

@@ -5,6 +5,7 @@
 //! recorded: verification, hashing and JIT execution are the oracle's work.
 
 use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::sites::Sites;
 use crate::sandbox::{recording_flags, Observer};
@@ -23,9 +24,14 @@ pub(super) fn arm(sites: &'static Sites) {
     arm_these(&sites.addrs, &sites.patch_flags());
 }
 
+/// How many times this process armed or disarmed sites: a child forked before the last
+/// time has other sites armed.
+static ARMINGS: AtomicU64 = AtomicU64::new(0);
+
 /// Arm these sites alone, with their patch flags (disarming whatever was armed).
 pub(super) fn arm_these(addrs: &[u64], flags: &[u8]) {
     assert_eq!(addrs.len(), flags.len());
+    ARMINGS.fetch_add(1, Ordering::Relaxed);
     let why = unsafe { ctos_traps_arm(addrs.as_ptr(), flags.as_ptr(), addrs.len()) };
     if !why.is_null() {
         panic!("cannot arm coverage: {}", unsafe { std::ffi::CStr::from_ptr(why) }.to_string_lossy());
@@ -34,6 +40,7 @@ pub(super) fn arm_these(addrs: &[u64], flags: &[u8]) {
 
 /// Put every original byte back.
 pub(super) fn disarm() {
+    ARMINGS.fetch_add(1, Ordering::Relaxed);
     unsafe { ctos_traps_disarm() }
 }
 
@@ -97,17 +104,31 @@ impl Observer for TrapObserver {
         unsafe { ctos_traps_enter_child(self.records[slot].1, phase, optimizing, gate) };
     }
 
-    fn collect(&mut self, slot: usize) -> Vec<u32> {
+    fn read(&mut self, slot: usize) -> Vec<u32> {
         let record = self.records[slot].1;
         let n = unsafe { std::ptr::read_volatile(record as *const u64) } as usize;
         let n = n.min(self.capacity);
         let hits = unsafe { std::slice::from_raw_parts(record.add(8) as *const u32, n) };
-        self.free.push(slot);
         match &self.index {
             // An index out of range is a record the child scribbled over: dropped, not trusted.
             Some(index) => hits.iter().filter_map(|&h| index.get(h as usize).copied()).collect(),
             None => hits.to_vec(),
         }
+    }
+
+    fn release(&mut self, slot: usize) {
+        self.free.push(slot);
+    }
+
+    fn next_job_in_child(&mut self, slot: usize) {
+        unsafe {
+            ctos_traps_rearm();
+            std::ptr::write_volatile(self.records[slot].1 as *mut u64, 0);
+        }
+    }
+
+    fn epoch(&self) -> u64 {
+        ARMINGS.load(Ordering::Relaxed)
     }
 }
 

@@ -4,6 +4,8 @@
 
 use std::mem::ManuallyDrop;
 use std::path::Path;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
@@ -76,6 +78,9 @@ extern "C" {
         machine: inkwell::llvm_sys::target_machine::LLVMTargetMachineRef,
     );
     fn ctos_ir_hash(module: inkwell::llvm_sys::prelude::LLVMModuleRef) -> u64;
+    fn ctos_bitcode_with_use_lists(
+        module: inkwell::llvm_sys::prelude::LLVMModuleRef,
+    ) -> inkwell::llvm_sys::prelude::LLVMMemoryBufferRef;
 }
 
 /// `CtosPassWatch` of src/llvm/shim.cpp.
@@ -182,10 +187,21 @@ pub enum LoadError {
 pub struct IrModule {
     module: ManuallyDrop<Module<'static>>,
     driver: Option<ManuallyDrop<Module<'static>>>,
-    machine: TargetMachine,
+    /// Shared with [`IrModule::fresh_copy`]s: a target machine does not depend on the
+    /// context, and its subtargets, built once, serve every copy.
+    machine: Rc<TargetMachine>,
     context: ManuallyDrop<Box<Context>>,
     target: TargetSpec,
     subtargets_built: bool,
+    /// Which module this is: a new value whenever its IR may have changed in this process.
+    identity: u64,
+    /// Bitcode of the module and the driver, use-list order kept, for fresh copies.
+    snapshot: Option<(Vec<u8>, Option<Vec<u8>>)>,
+}
+
+fn new_identity() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Drop for IrModule {
@@ -231,10 +247,63 @@ impl IrModule {
         Ok(IrModule {
             module: ManuallyDrop::new(module),
             driver: None,
-            machine,
+            machine: Rc::new(machine),
             context: ManuallyDrop::new(context),
             target: target.clone(),
             subtargets_built: false,
+            identity: new_identity(),
+            snapshot: None,
+        })
+    }
+
+    /// Run `default<O3>` on a small loop of this module's target, in a context of its own:
+    /// what LLVM initializes once per process on first use (its command-line registry,
+    /// the library-function table, cost-model tables) is initialized then, for every
+    /// child forked afterwards (see src/sandbox/pool.rs).
+    pub fn warm_up(&self) {
+        if let Ok(mut small) = IrModule::from_bytes(WARM_UP_IR.as_bytes(), "warm-up", &self.target) {
+            small.machine = Rc::clone(&self.machine);
+            let _ = small.run_pipeline("default<O3>", VerifyEach::Off, None);
+        }
+    }
+
+    /// Which module this is, in this process: equal values, the same IR.
+    pub fn identity(&self) -> u64 {
+        self.identity
+    }
+
+    /// Keep this module's bitcode for [`IrModule::fresh_copy`] (once; in the process that
+    /// forks the children which copy it).
+    pub fn keep_snapshot(&mut self) {
+        if self.snapshot.is_none() {
+            let driver = self.driver.as_deref().map(bitcode_with_use_lists);
+            self.snapshot = Some((bitcode_with_use_lists(&self.module), driver));
+        }
+    }
+
+    /// The module as it was when [`IrModule::keep_snapshot`] ran, in a context of its own,
+    /// sharing this one's target machine: what a child that optimizes many copies runs
+    /// each on. Use-list order is kept, so passes that walk users walk them alike.
+    pub fn fresh_copy(&self) -> Result<IrModule, String> {
+        let (bytes, driver) = self.snapshot.as_ref().ok_or("no snapshot of the module was kept")?;
+        let context = Box::new(Context::create());
+        let ctx: &'static Context = unsafe { &*(context.as_ref() as *const Context) };
+        let name = self.module.get_name().to_string_lossy().into_owned();
+        let module = parse_in(ctx, bytes, &name).map_err(|e| e.to_string())?;
+        module.set_name(&name);
+        let driver = match driver {
+            Some(d) => Some(ManuallyDrop::new(parse_in(ctx, d, "driver").map_err(|e| e.to_string())?)),
+            None => None,
+        };
+        Ok(IrModule {
+            module: ManuallyDrop::new(module),
+            driver,
+            machine: Rc::clone(&self.machine),
+            context: ManuallyDrop::new(context),
+            target: self.target.clone(),
+            subtargets_built: self.subtargets_built,
+            identity: self.identity,
+            snapshot: None,
         })
     }
 
@@ -248,6 +317,8 @@ impl IrModule {
         driver.set_triple(&self.module.get_triple());
         driver.set_data_layout(&self.module.get_data_layout());
         self.driver = Some(ManuallyDrop::new(driver));
+        self.identity = new_identity();
+        self.snapshot = None;
         Ok(())
     }
 
@@ -288,7 +359,7 @@ impl IrModule {
         if std::mem::replace(&mut self.subtargets_built, false) {
             // It was made from the same module and spec once already.
             if let Ok(machine) = configure_target(&self.module, &self.target) {
-                self.machine = machine;
+                self.machine = Rc::new(machine);
             }
         }
     }
@@ -397,6 +468,39 @@ fn call_below_gap(main: CMain) -> i32 {
     let envp = [std::ptr::null()];
     // Safety: `main` is the JIT's code for the program's `main`.
     unsafe { main(1, argv.as_ptr(), envp.as_ptr()) }
+}
+
+/// A loop over memory with a library call: enough for the scalar, loop and vector passes
+/// of `default<O3>` to build their analyses and cost models.
+const WARM_UP_IR: &str = r#"
+declare ptr @memcpy(ptr, ptr, i64)
+define i32 @warm_up(ptr %a, ptr %b, i32 %n) {
+entry:
+  %c = icmp sgt i32 %n, 0
+  br i1 %c, label %loop, label %exit
+loop:
+  %i = phi i32 [ 0, %entry ], [ %i.next, %loop ]
+  %s = phi i32 [ 0, %entry ], [ %s.next, %loop ]
+  %p = getelementptr inbounds i32, ptr %a, i32 %i
+  %v = load i32, ptr %p
+  %m = mul i32 %v, 3
+  %s.next = add i32 %s, %m
+  %q = getelementptr inbounds i32, ptr %b, i32 %i
+  store i32 %s.next, ptr %q
+  %i.next = add nuw nsw i32 %i, 1
+  %done = icmp eq i32 %i.next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  %r = phi i32 [ 0, %entry ], [ %s.next, %loop ]
+  %x = call ptr @memcpy(ptr %b, ptr %a, i64 64)
+  ret i32 %r
+}
+"#;
+
+fn bitcode_with_use_lists(module: &Module) -> Vec<u8> {
+    // Safety: the shim returns a buffer it allocated, which MemoryBuffer takes and frees.
+    let buffer = unsafe { MemoryBuffer::new(ctos_bitcode_with_use_lists(module.as_mut_ptr())) };
+    buffer.as_slice().to_vec()
 }
 
 fn first_lines(text: &str, n: usize) -> String {

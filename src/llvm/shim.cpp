@@ -4,6 +4,8 @@
 #include "pipeline.h"
 
 #include "llvm-c/Error.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm-c/TargetMachine.h"
 #include "llvm-c/Types.h"
 #include "llvm/Support/CBindingWrapping.h"
@@ -27,4 +29,13 @@ extern "C" uint64_t ctos_ir_hash(LLVMModuleRef ModuleRef) { return ctosIrHash(*u
 // Before the first fork: see ctosBuildSubtargets.
 extern "C" void ctos_build_subtargets(LLVMModuleRef ModuleRef, LLVMTargetMachineRef MachineRef) {
   ctosBuildSubtargets(*unwrap(ModuleRef), reinterpret_cast<TargetMachine *>(MachineRef));
+}
+
+// Bitcode that keeps each value's use-list order: a child that optimizes a copy parsed
+// from it walks users as one that optimizes the original does.
+extern "C" LLVMMemoryBufferRef ctos_bitcode_with_use_lists(LLVMModuleRef ModuleRef) {
+  SmallVector<char, 0> Bytes;
+  raw_svector_ostream Out(Bytes);
+  WriteBitcodeToFile(*unwrap(ModuleRef), Out, /*ShouldPreserveUseListOrder=*/true);
+  return wrap(MemoryBuffer::getMemBufferCopy(StringRef(Bytes.data(), Bytes.size())).release());
 }

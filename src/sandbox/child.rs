@@ -160,8 +160,59 @@ fn wait_for_command(fd: RawFd) -> u8 {
     }
 }
 
-/// The whole life of a child. Never returns.
-pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io: &ChildIo, limits: &Limits) -> ! {
+fn read_exact(fd: RawFd, buf: &mut [u8]) -> bool {
+    let mut done = 0;
+    while done < buf.len() {
+        let n = unsafe { libc::read(fd, buf[done..].as_mut_ptr().cast(), buf.len() - done) };
+        if n > 0 {
+            done += n as usize;
+        } else if n == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Run `work` in this freshly forked child and end it: status 0 if `work` returned; LLVM's
+/// fatal errors and crashes end it otherwise. Its output is discarded.
+pub(super) fn probe(work: impl FnOnce()) -> ! {
+    IN_CHILD.store(true, Ordering::Relaxed);
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        let null = libc::open(c"/dev/null".as_ptr(), libc::O_WRONLY);
+        libc::dup2(null, 1);
+        libc::dup2(null, 2);
+    }
+    llvm::install_fatal_error_handler(on_fatal);
+    work();
+    unsafe { libc::_exit(0) }
+}
+
+/// A worker's next job, as [`super::pool`] sends it (`j`, length, JSON); None: end.
+fn wait_for_job(fd: RawFd) -> Option<JobSpec> {
+    let mut head = [0u8; 5];
+    if !read_exact(fd, &mut head) || head[0] != b'j' {
+        return None;
+    }
+    let mut json = vec![0u8; u32::from_le_bytes(head[1..].try_into().unwrap()) as usize];
+    if !read_exact(fd, &mut json) {
+        return None;
+    }
+    serde_json::from_slice(&json).ok()
+}
+
+/// The whole life of a child. Never returns. With `next_job`, the child is a worker: after
+/// each job that ends without ending it, it says so and runs the parent's next job on a
+/// fresh copy of the module (calling `next_job` first, once the copy is made), until the
+/// parent sends none.
+pub(super) fn run(
+    module: &mut IrModule,
+    job: &JobSpec,
+    llvm_args: &[String],
+    io: &ChildIo,
+    limits: &Limits,
+    mut next_job: Option<&mut dyn FnMut()>,
+) -> ! {
     IN_CHILD.store(true, Ordering::Relaxed);
     MSG_FD.store(io.msg, Ordering::Relaxed);
     unsafe {
@@ -178,7 +229,37 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
     if !all_args.is_empty() {
         module.own_subtargets_under_new_options();
     }
+    run_job(module, job, io);
+    let Some(next_job) = next_job.as_mut() else { unsafe { libc::_exit(0) } };
+    let mut copy: Option<IrModule> = None;
+    loop {
+        send(wire::JOB_END, b"");
+        let Some(job) = wait_for_job(io.cmd) else { unsafe { libc::_exit(0) } };
+        drop(copy.take());
+        let fresh = match module.fresh_copy() {
+            Ok(fresh) => copy.insert(fresh),
+            Err(message) => {
+                send(wire::FATAL, format!("cannot copy the module for the next job: {message}").as_bytes());
+                unsafe { libc::_exit(77) }
+            }
+        };
+        unsafe {
+            for fd in [1, 2] {
+                libc::ftruncate(fd, 0);
+                libc::lseek(fd, 0, libc::SEEK_SET);
+            }
+        }
+        GATE.store(1, Ordering::Relaxed);
+        // After the copy is made: the sites its parsing hit are armed again for the job.
+        next_job();
+        run_job(fresh, &job, io);
+    }
+}
 
+/// Optimize, verify, hash and maybe execute. Returns when the job ended and the process
+/// need not: the pipeline text was rejected, the IR is broken, or the module was
+/// optimized and not executed.
+fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo) {
     let millis = |since: std::time::Instant| since.elapsed().as_secs_f64() * 1e3;
     set_phase(Phase::Optimizing);
     let t = std::time::Instant::now();
@@ -195,7 +276,7 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
         };
         if let Err(message) = module.run_pipeline(&job.pipeline, job.verify_each, Some(&watch)) {
             send(wire::PIPELINE_ERROR, message.as_bytes());
-            unsafe { libc::_exit(0) }
+            return;
         }
     }
     let pass_millis = millis(t);
@@ -203,7 +284,7 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
     let t = std::time::Instant::now();
     if let Err(message) = module.verify() {
         send(wire::INVALID_IR, message.as_bytes());
-        unsafe { libc::_exit(0) }
+        return;
     }
     let verify_millis = millis(t);
     let t = std::time::Instant::now();
@@ -226,7 +307,7 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
         }
     };
     if !execute {
-        unsafe { libc::_exit(0) }
+        return;
     }
     set_phase(Phase::Codegen);
     // Safety: program_exit has exit's C signature.
@@ -235,6 +316,7 @@ pub(super) fn run(module: &mut IrModule, job: &JobSpec, llvm_args: &[String], io
         // Safety: a documented glibc tunable; the child is single-threaded here.
         unsafe { libc::mallopt(libc::M_PERTURB, i32::from(byte)) };
     }
+    // The module belongs to the JIT now: the process ends here, whatever happens.
     match module.jit_main(|| set_phase(Phase::Executing), job.fill_memory) {
         Ok(code) => program_exit(code),
         Err(message) => send(wire::EXEC_ERROR, message.as_bytes()),

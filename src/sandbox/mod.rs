@@ -42,7 +42,7 @@ impl Default for Limits {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ExecMode {
     Never,
     Always,
@@ -51,7 +51,7 @@ pub enum ExecMode {
     AskParent,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct JobSpec {
     pub pipeline: String,
     pub verify_each: crate::llvm::VerifyEach,
@@ -114,8 +114,25 @@ pub trait Observer {
     fn record_fd(&self, _slot: usize) -> Option<std::os::fd::RawFd> {
         None
     }
-    /// Parent, after the child ended: what it recorded, in order.
-    fn collect(&mut self, slot: usize) -> Vec<u32>;
+    /// Parent, after a job ended: what its child recorded for it, in order. The slot
+    /// stays the child's.
+    fn read(&mut self, slot: usize) -> Vec<u32>;
+    /// Parent, after the child ended: the slot may serve another.
+    fn release(&mut self, slot: usize);
+    /// Parent, after the child ended: what it recorded, in order; the slot is released.
+    fn collect(&mut self, slot: usize) -> Vec<u32> {
+        let record = self.read(slot);
+        self.release(slot);
+        record
+    }
+    /// Child that runs many jobs (see [`Pool`]), before each job after its first: record
+    /// it afresh into the same slot, as if the child had just been forked.
+    fn next_job_in_child(&mut self, _slot: usize) {}
+    /// Changes whenever what children find set up (armed sites) changes: a child forked
+    /// under another value must serve no more jobs.
+    fn epoch(&self) -> u64 {
+        0
+    }
 }
 
 /// How the optimizer's part of a run ended.

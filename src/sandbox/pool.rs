@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::io::Write;
 use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
@@ -57,7 +58,27 @@ struct Child {
     /// The job again with every verification where the pass ran, for when a verification
     /// that `VerifyEach::Changed` deferred to an adaptor's end finds broken IR.
     exact_rerun: Option<JobSpec>,
+    /// A worker: it runs further jobs of this kind after this one.
+    worker: Option<WorkerKey>,
+    /// Jobs it ran before this one.
+    jobs_before: usize,
+    /// A worker said its job ended and waits for the next.
+    job_ended: bool,
 }
+
+/// Which jobs a worker serves: those on the module it was forked with (each job on a
+/// fresh copy), with the sites armed that were armed when it was forked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct WorkerKey {
+    module: u64,
+    epoch: u64,
+    /// Of the job's own LLVM options, which a worker parses once, with its first job.
+    options: u64,
+}
+
+/// Jobs a worker runs before it ends, unless `CTOS_WORKER_JOBS` says otherwise (1: a
+/// child per job). A bound on what LLVM's global state and the heap gather across jobs.
+const WORKER_JOBS: usize = 100;
 
 /// What the parent keeps of a child's descriptors: it reads messages, may send the
 /// execute-or-not command, and reads stdout and stderr after the end.
@@ -83,6 +104,10 @@ pub struct Pool {
     agent: Option<Agent>,
     /// Reruns for exact blame, by the job they answer for.
     reruns: HashMap<JobId, JobId>,
+    /// Workers waiting for a job, oldest first.
+    idle: Vec<Child>,
+    worker_jobs: usize,
+    forks: u64,
 }
 
 pub(crate) fn memfd(name: &std::ffi::CStr) -> std::io::Result<File> {
@@ -91,6 +116,32 @@ pub(crate) fn memfd(name: &std::ffi::CStr) -> std::io::Result<File> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+/// Before the first observed child: LLVM's one-time set-up done here, so that every child
+/// forked afterwards finds it done. A worker's first job would record it and its later
+/// jobs not: in a spectrum, that set-up would look like what tells runs apart. The warm-up
+/// runs here only after a child ran it to its end, so it cannot take this process down.
+fn warm_up_once(module: &IrModule) {
+    static WARMED: std::sync::Once = std::sync::Once::new();
+    WARMED.call_once(|| {
+        let survived = match unsafe { libc::fork() } {
+            -1 => false,
+            0 => child::probe(|| module.warm_up()),
+            pid => {
+                let mut status = -1;
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+                status == 0
+            }
+        };
+        if survived {
+            module.warm_up();
+        }
+    });
+}
+
+fn exact_rerun(job: &JobSpec) -> Option<JobSpec> {
+    (job.verify_each == VerifyEach::Changed).then(|| JobSpec { verify_each: VerifyEach::ChangedEachUnit, ..job.clone() })
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -123,6 +174,9 @@ impl Pool {
             observer: None,
             agent: None,
             reruns: HashMap::new(),
+            idle: Vec::new(),
+            forks: 0,
+            worker_jobs: std::env::var("CTOS_WORKER_JOBS").ok().and_then(|v| v.parse().ok()).unwrap_or(WORKER_JOBS),
         })
     }
 
@@ -165,6 +219,10 @@ impl Pool {
 
     /// Watch jobs that ask for it (`JobSpec::observe`) with `observer`.
     pub fn set_observer(&mut self, observer: Box<dyn Observer>) {
+        // Their slots belong to the observer being replaced.
+        while let Some(worker) = self.idle.pop() {
+            self.retire(worker);
+        }
         self.observer = Some(observer);
     }
 
@@ -188,6 +246,16 @@ impl Pool {
         std::mem::replace(&mut self.limits.exec_timeout, timeout)
     }
 
+    /// Jobs a worker runs before it ends (1: a child per job); see [`WORKER_JOBS`].
+    pub fn set_worker_jobs(&mut self, jobs: usize) {
+        self.worker_jobs = jobs;
+    }
+
+    /// Children this pool has forked.
+    pub fn forks(&self) -> u64 {
+        self.forks
+    }
+
     /// Children that may run at once.
     pub fn jobs(&self) -> usize {
         self.jobs
@@ -204,17 +272,31 @@ impl Pool {
     /// Fork a child that runs `job` on its copy of `module`. The parent's module is not
     /// touched; it only needs to be borrowed mutably for the fork itself.
     pub fn submit(&mut self, module: &mut IrModule, job: &JobSpec) -> std::io::Result<JobId> {
-        let (msg_r, msg_w) = pipe()?;
-        let (cmd_r, cmd_w) = pipe()?;
-        let stdout = memfd(c"ctos-stdout")?;
-        let stderr = memfd(c"ctos-stderr")?;
         let id = JobId(self.next_id);
         self.next_id += 1;
         let started = Instant::now();
         if self.agent.is_none() {
             // Before the observer re-arms what the parent's own LLVM code hit.
             module.build_subtargets_once();
+            if job.observe {
+                warm_up_once(module);
+            }
         }
+        let worker = self.worker_key(module, job);
+        if let Some(key) = worker {
+            if let Some(i) = self.idle.iter().position(|c| c.worker == Some(key)) {
+                let child = self.idle.remove(i);
+                match self.hand_over(child, job, id, started) {
+                    Ok(()) => return Ok(id),
+                    Err(child) => self.retire(child),
+                }
+            }
+            module.keep_snapshot();
+        }
+        let (msg_r, msg_w) = pipe()?;
+        let (cmd_r, cmd_w) = pipe()?;
+        let stdout = memfd(c"ctos-stdout")?;
+        let stderr = memfd(c"ctos-stderr")?;
         let observer_slot = match (&mut self.observer, job.observe) {
             (Some(o), true) => Some(o.before_fork()),
             _ => None,
@@ -239,6 +321,7 @@ impl Pool {
             return self.watch(id, pid, ends, job, started, observer_slot);
         }
         let scratch = std::ffi::CString::new(self.scratch.path().as_os_str().as_encoded_bytes()).unwrap();
+        self.forks += 1;
         match unsafe { libc::fork() } {
             -1 => Err(std::io::Error::last_os_error()),
             0 => {
@@ -252,12 +335,21 @@ impl Pool {
                     stdout: stdout.as_raw_fd(),
                     stderr: stderr.as_raw_fd(),
                 };
-                child::run(module, job, &self.llvm_args, &io, &self.limits)
+                let observer = &mut self.observer;
+                let mut next_job = || {
+                    if let (Some(o), Some(slot)) = (observer.as_mut(), observer_slot) {
+                        o.next_job_in_child(slot);
+                    }
+                };
+                let next_job = worker.is_some().then_some(&mut next_job as &mut dyn FnMut());
+                child::run(module, job, &self.llvm_args, &io, &self.limits, next_job)
             }
             pid => {
                 drop((msg_w, cmd_r));
                 let ends = ParentEnds { msg: msg_r, cmd: cmd_w, stdout, stderr };
-                self.watch(id, pid, ends, job, started, observer_slot)
+                self.watch(id, pid, ends, job, started, observer_slot)?;
+                self.children.last_mut().expect("just watched").worker = worker;
+                Ok(id)
             }
         }
     }
@@ -295,10 +387,75 @@ impl Pool {
             exited: false,
             ending: Ending::default(),
             observer_slot,
-            exact_rerun: (job.verify_each == VerifyEach::Changed)
-                .then(|| JobSpec { verify_each: VerifyEach::ChangedEachUnit, ..job.clone() }),
+            exact_rerun: exact_rerun(job),
+            worker: None,
+            jobs_before: 0,
+            job_ended: false,
         });
         Ok(id)
+    }
+
+    /// The kind of worker that may run `job`, if one may: observed jobs in this process,
+    /// where forking costs most (every child copies the code pages its first arrivals
+    /// write back).
+    fn worker_key(&self, module: &IrModule, job: &JobSpec) -> Option<WorkerKey> {
+        if self.agent.is_some() || self.worker_jobs < 2 || !job.observe {
+            return None;
+        }
+        let epoch = self.observer.as_ref()?.epoch();
+        let mut options = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(&job.llvm_args, &mut options);
+        Some(WorkerKey { module: module.identity(), epoch, options: std::hash::Hasher::finish(&options) })
+    }
+
+    /// Give an idle worker `job`; the worker back if it cannot take it.
+    fn hand_over(&mut self, mut child: Child, job: &JobSpec, id: JobId, started: Instant) -> Result<(), Child> {
+        let json = serde_json::to_vec(job).expect("serializable");
+        let mut message = Vec::with_capacity(5 + json.len());
+        message.push(b'j');
+        message.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        message.extend_from_slice(&json);
+        let Some(cmd) = &child.cmd else { return Err(child) };
+        // The pipe stays the child's: borrowed for the write, not closed after it.
+        let mut pipe = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(cmd.as_raw_fd()) });
+        if pipe.write_all(&message).is_err() {
+            return Err(child);
+        }
+        child.id = id;
+        child.exec_mode = job.exec;
+        child.started = started;
+        child.exec_started = None;
+        child.running_since = None;
+        child.awaiting_decision = false;
+        child.ending = Ending::default();
+        child.exact_rerun = exact_rerun(job);
+        child.jobs_before += 1;
+        child.job_ended = false;
+        self.children.push(child);
+        Ok(())
+    }
+
+    /// A worker whose job ended: kept for the next job of its kind, or ended.
+    fn park(&mut self, child: Child) {
+        let current = self.observer.as_ref().map(|o| o.epoch());
+        let fresh = child.worker.is_some_and(|k| Some(k.epoch) == current);
+        if !fresh || child.jobs_before + 1 >= self.worker_jobs {
+            return self.retire(child);
+        }
+        self.idle.push(child);
+        if self.idle.len() > self.jobs {
+            let oldest = self.idle.remove(0);
+            self.retire(oldest);
+        }
+    }
+
+    /// End a worker that has no job, and free its observer slot.
+    fn retire(&mut self, child: Child) {
+        unsafe { libc::kill(child.pid, libc::SIGKILL) };
+        self.reap(child.pid);
+        if let (Some(o), Some(slot)) = (&mut self.observer, child.observer_slot) {
+            o.release(slot);
+        }
     }
 
     /// Collect the wait status of a child that ended: ours, or the agent's.
@@ -335,8 +492,10 @@ impl Pool {
         let Some(child) = self.children.iter_mut().find(|c| reruns.get(&c.id).copied().unwrap_or(c.id) == id) else {
             return;
         };
-        child.awaiting_decision = false;
-        if let Some(cmd) = child.cmd.take() {
+        if !std::mem::replace(&mut child.awaiting_decision, false) {
+            return;
+        }
+        if let Some(cmd) = &child.cmd {
             let byte = if execute { b'x' } else { b'q' };
             unsafe { libc::write(cmd.as_raw_fd(), (&byte as *const u8).cast(), 1) };
             if execute {
@@ -356,10 +515,17 @@ impl Pool {
                 }
                 return Some(event);
             }
-            if let Some(i) = self.children.iter().position(|c| c.exited) {
-                let child = self.children.swap_remove(i);
+            if let Some(i) = self.children.iter().position(|c| c.exited || c.job_ended) {
+                let mut child = self.children.swap_remove(i);
                 let (id, exact_rerun) = (child.id, child.exact_rerun.clone());
-                let run = self.finish(child);
+                let run = self.finish(&mut child);
+                if child.exited {
+                    if let (Some(o), Some(slot)) = (&mut self.observer, child.observer_slot) {
+                        o.release(slot);
+                    }
+                } else {
+                    self.park(child);
+                }
                 // A crash or fatal error may come from IR that an earlier pass broke and a
                 // deferred verification had not checked yet: the rerun tells.
                 let deferred = matches!(run.outcome, Outcome::Crash | Outcome::Fatal)
@@ -500,11 +666,17 @@ impl Pool {
             wire::ARGS_REJECTED => {
                 ending.fatal = Some((ending.phase, super::check::LLVM_ARGS_REJECTED.to_string()));
             }
+            // As a child that ended its job by exiting normally.
+            wire::JOB_END => {
+                ending.wait_status = Some(0);
+                child.job_ended = true;
+            }
             _ => {}
         }
     }
 
-    fn finish(&mut self, child: Child) -> Run {
+    /// The run of a child's job, once the child ended or (a worker) said the job did.
+    fn finish(&mut self, child: &mut Child) -> Run {
         let stderr = read_capped(&child.stderr, 1 << 20);
         let stdout = read_capped(&child.stdout, 4 << 20);
         let exec_millis = child.exec_started.map(|s| s.elapsed().as_secs_f64() * 1e3);
@@ -516,12 +688,12 @@ impl Pool {
             None => vec![Symbolizer::this_process()],
         };
         let mut run =
-            classify::classify(child.ending, &self.limits, &objects, stderr, stdout, total_millis, exec_millis);
+            classify::classify(std::mem::take(&mut child.ending), &self.limits, &objects, stderr, stdout, total_millis, exec_millis);
         if let Some(e) = run.execution.as_mut() {
             e.codegen_millis = codegen_millis.unwrap_or(e.millis);
         }
         if let (Some(o), Some(slot)) = (&mut self.observer, child.observer_slot) {
-            run.trace = Some(o.collect(slot));
+            run.trace = Some(o.read(slot));
         }
         run
     }
@@ -529,7 +701,7 @@ impl Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
-        for child in &self.children {
+        for child in self.children.iter().chain(&self.idle) {
             unsafe { libc::kill(child.pid, libc::SIGKILL) };
             self.reap(child.pid);
         }

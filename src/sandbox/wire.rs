@@ -51,6 +51,8 @@ pub const ELEMENT: u8 = 10;
 pub const FOCUS: u8 = 11;
 /// LLVM's command-line parser refused the job's flags (its words are on stderr).
 pub const ARGS_REJECTED: u8 = 12;
+/// A worker child's job ended; the child waits for the next (see src/sandbox/pool.rs).
+pub const JOB_END: u8 = 13;
 
 /// Write one message; short writes are retried, errors ignored (the parent may be gone).
 pub fn send_raw(fd: RawFd, tag: u8, payload: &[u8]) {
