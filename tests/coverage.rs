@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use ctos::coverage::{Coverage, Granularity, Spectrum};
 use ctos::llvm::{CFrontend, IrModule, TargetSpec};
-use ctos::sandbox::{Focus, JobSpec, Limits, Outcome, Pool, Run};
+use ctos::sandbox::{ExecMode, Focus, JobSpec, Limits, Outcome, Pool, Run};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -302,9 +302,9 @@ fn the_same_pipeline_twice_gives_almost_the_same_spectrum() {
 }
 
 /// Observed jobs run in workers: one child runs job after job, each on a fresh copy of the
-/// module, with what its last job restored armed again. Each job gives the outcome and IR
-/// hash a child per job gives, and nearly its trace; a crash ends the worker, and the next
-/// job gets a new one.
+/// module, with what its last job restored armed again, and executes each program in a
+/// child of its own. Each job gives the outcome, IR hash and execution a child per job
+/// gives, and nearly its trace; a crash ends the worker, and the next job gets a new one.
 #[test]
 fn a_worker_gives_each_job_what_a_child_per_job_gives() {
     let _turn = turn();
@@ -324,7 +324,10 @@ fn a_worker_gives_each_job_what_a_child_per_job_gives() {
         pool.set_observer(coverage.observer());
         let runs: Vec<Run> = pipelines
             .iter()
-            .map(|p| pool.run_one(module, &JobSpec { observe: true, ..JobSpec::optimize(*p) }).unwrap())
+            .map(|p| {
+                let job = JobSpec { observe: true, exec: ExecMode::Always, ..JobSpec::optimize(*p) };
+                pool.run_one(module, &job).unwrap()
+            })
             .collect();
         (runs, pool.forks())
     };
@@ -336,10 +339,14 @@ fn a_worker_gives_each_job_what_a_child_per_job_gives() {
     let within = spectrum(&each[0]).jaccard(&spectrum(&each[5]));
     for ((pipeline, a), b) in pipelines.iter().zip(&each).zip(&worked) {
         assert_eq!((a.outcome, a.ir_hash), (b.outcome, b.ir_hash), "{pipeline}");
+        let executed = |r: &Run| r.execution.as_ref().map(|e| (e.status.clone(), e.stdout.clone()));
+        assert_eq!(executed(a), executed(b), "{pipeline}");
         let across = spectrum(a).jaccard(&spectrum(b));
         // A fresh copy's types and constants are new to their context: the caches a parent's
         // module had filled (a struct type's "sized" bit) are filled again, a few sites more.
         assert!(across > 0.98, "{pipeline}: child per job vs worker: jaccard {across} (two children: {within})");
     }
     assert_eq!(worked[3].outcome, Outcome::Crash);
+    let checksum = |r: &Run| r.execution.as_ref().is_some_and(|e| e.stdout.contains("checksum = "));
+    assert!(worked.iter().filter(|r| r.outcome == Outcome::Ok).all(checksum), "every optimized program ran in the worker's own child");
 }

@@ -77,23 +77,45 @@ fn a_pipeline_over_its_time_limit_is_a_timeout() {
     assert_eq!(lines[0]["outcome"], "timeout", "{}", lines[0]);
 }
 
+/// With coverage, the runs are a worker's jobs, and each program runs in a child of the
+/// worker's: its end is reported as a child per job's would be.
+const WITH_AND_WITHOUT_WORKERS: [&[&str]; 2] = [&[], &["--coverage", "functions"]];
+
 #[test]
 fn a_program_killed_by_a_signal_reports_the_signal_not_an_exit_code() {
     let c = write_temp("fpe.c", "int main(void) { volatile int z = 0; return 7 / z; }\n");
-    let r = run_records(&[c.to_str().unwrap(), "-p", "sroa", "--exec"]);
-    for l in [r.reference.as_ref().expect("a reference record"), &r.runs[0]] {
-        assert_eq!(l["exec_status"], "signal", "{l}");
-        assert_eq!(l["signal"], "SIGFPE", "{l}");
-        assert_eq!(l["exit_code"], Value::Null, "{l}");
+    for extra in WITH_AND_WITHOUT_WORKERS {
+        let r = run_records(&[&[c.to_str().unwrap(), "-p", "sroa", "-p", "instcombine", "--exec"], extra].concat());
+        for l in [r.reference.as_ref().expect("a reference record"), &r.runs[0], &r.runs[1]] {
+            assert_eq!(l["exec_status"], "signal", "{extra:?} {l}");
+            assert_eq!(l["signal"], "SIGFPE", "{extra:?} {l}");
+            assert_eq!(l["exit_code"], Value::Null, "{extra:?} {l}");
+        }
+    }
+}
+
+/// SIGTERM is no crash the child's handlers report: only how the process ended tells.
+#[test]
+fn a_program_ended_by_a_signal_no_handler_reports_still_reports_it() {
+    let c = write_temp("term.c", "#include <signal.h>\nint main(void) { raise(SIGTERM); return 3; }\n");
+    for extra in WITH_AND_WITHOUT_WORKERS {
+        let r = run_records(&[&[c.to_str().unwrap(), "-p", "sroa", "--exec"], extra].concat());
+        assert_eq!(r.runs[0]["exec_status"], "signal", "{extra:?} {}", r.runs[0]);
+        assert_eq!(r.runs[0]["signal"], "SIGTERM", "{extra:?} {}", r.runs[0]);
     }
 }
 
 #[test]
 fn a_program_that_never_ends_is_an_execution_timeout() {
     let c = write_temp("spin.c", "int main(void) { volatile int x = 1; while (x) {} return 0; }\n");
-    let lines = run_json(&[c.to_str().unwrap(), "-p", "sroa", "--exec", "--exec-timeout", "0.5"]);
-    assert_eq!(lines[0]["outcome"], "ok");
-    assert_eq!(lines[0]["exec_status"], "timeout", "{}", lines[0]);
+    for extra in WITH_AND_WITHOUT_WORKERS {
+        let args = [&[c.to_str().unwrap(), "-p", "sroa", "-p", "gvn", "--exec", "--exec-timeout", "0.5"], extra];
+        let lines = run_json(&args.concat());
+        for l in &lines[..2] {
+            assert_eq!(l["outcome"], "ok", "{extra:?} {l}");
+            assert_eq!(l["exec_status"], "timeout", "{extra:?} {l}");
+        }
+    }
 }
 
 #[test]

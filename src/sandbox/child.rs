@@ -229,7 +229,8 @@ pub(super) fn run(
     if !all_args.is_empty() {
         module.own_subtargets_under_new_options();
     }
-    run_job(module, job, io);
+    let worker = next_job.is_some();
+    run_job(module, job, io, worker);
     let Some(next_job) = next_job.as_mut() else { unsafe { libc::_exit(0) } };
     let mut copy: Option<IrModule> = None;
     loop {
@@ -252,14 +253,14 @@ pub(super) fn run(
         GATE.store(1, Ordering::Relaxed);
         // After the copy is made: the sites its parsing hit are armed again for the job.
         next_job();
-        run_job(fresh, &job, io);
+        run_job(fresh, &job, io, true);
     }
 }
 
 /// Optimize, verify, hash and maybe execute. Returns when the job ended and the process
-/// need not: the pipeline text was rejected, the IR is broken, or the module was
-/// optimized and not executed.
-fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo) {
+/// need not: the pipeline text was rejected, the IR is broken, the module was optimized
+/// and not executed, or (a worker) executed in a child of its own.
+fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo, worker: bool) {
     let millis = |since: std::time::Instant| since.elapsed().as_secs_f64() * 1e3;
     set_phase(Phase::Optimizing);
     let t = std::time::Instant::now();
@@ -308,6 +309,32 @@ fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo) {
     };
     if !execute {
         return;
+    }
+    if worker {
+        // The JIT takes the module and the program may take the process down: a child
+        // does both, and the worker stays for its next job. The child's messages reach
+        // the parent as the worker's would; its end is told as its own would be.
+        let worker_pid = unsafe { libc::getpid() };
+        match unsafe { libc::fork() } {
+            0 => unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != worker_pid {
+                    libc::_exit(0);
+                }
+            },
+            -1 => {
+                send(wire::FATAL, b"cannot fork to execute the program");
+                return;
+            }
+            pid => {
+                let mut status = 0;
+                while unsafe { libc::waitpid(pid, &mut status, 0) } < 0
+                    && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR)
+                {}
+                send(wire::EXEC_STATUS, &status.to_le_bytes());
+                return;
+            }
+        }
     }
     set_phase(Phase::Codegen);
     // Safety: program_exit has exit's C signature.

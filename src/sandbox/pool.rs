@@ -72,8 +72,6 @@ struct Child {
 struct WorkerKey {
     module: u64,
     epoch: u64,
-    /// Of the job's own LLVM options, which a worker parses once, with its first job.
-    options: u64,
 }
 
 /// Jobs a worker runs before it ends, unless `CTOS_WORKER_JOBS` says otherwise (1: a
@@ -397,15 +395,15 @@ impl Pool {
 
     /// The kind of worker that may run `job`, if one may: observed jobs in this process,
     /// where forking costs most (every child copies the code pages its first arrivals
-    /// write back).
+    /// write back), that set no LLVM options of their own. Options stay set in a process
+    /// once parsed, and jobs that set them (a search for witness configurations) set
+    /// others each time: a worker would serve one job, and push out one that serves many.
     fn worker_key(&self, module: &IrModule, job: &JobSpec) -> Option<WorkerKey> {
-        if self.agent.is_some() || self.worker_jobs < 2 || !job.observe {
+        if self.agent.is_some() || self.worker_jobs < 2 || !job.observe || !job.llvm_args.is_empty() {
             return None;
         }
         let epoch = self.observer.as_ref()?.epoch();
-        let mut options = std::collections::hash_map::DefaultHasher::new();
-        std::hash::Hash::hash(&job.llvm_args, &mut options);
-        Some(WorkerKey { module: module.identity(), epoch, options: std::hash::Hasher::finish(&options) })
+        Some(WorkerKey { module: module.identity(), epoch })
     }
 
     /// Give an idle worker `job`; the worker back if it cannot take it.
@@ -668,8 +666,11 @@ impl Pool {
             }
             // As a child that ended its job by exiting normally.
             wire::JOB_END => {
-                ending.wait_status = Some(0);
+                ending.wait_status.get_or_insert(0);
                 child.job_ended = true;
+            }
+            wire::EXEC_STATUS => {
+                ending.wait_status = payload.get(..4).map(|b| i32::from_le_bytes(b.try_into().unwrap()));
             }
             _ => {}
         }
@@ -707,3 +708,4 @@ impl Drop for Pool {
         }
     }
 }
+

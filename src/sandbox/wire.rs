@@ -53,6 +53,8 @@ pub const FOCUS: u8 = 11;
 pub const ARGS_REJECTED: u8 = 12;
 /// A worker child's job ended; the child waits for the next (see src/sandbox/pool.rs).
 pub const JOB_END: u8 = 13;
+/// The wait status of the child a worker executed its job's program in.
+pub const EXEC_STATUS: u8 = 14;
 
 /// Write one message; short writes are retried, errors ignored (the parent may be gone).
 pub fn send_raw(fd: RawFd, tag: u8, payload: &[u8]) {
