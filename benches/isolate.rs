@@ -1,7 +1,8 @@
 //! What a localization costs the machine: user and system seconds, and evaluations per CPU
 //! second, of `locseq isolate` as it is (sites as patched jumps, code and data in huge
-//! pages) against every site an `int3` (`CTOS_COVERAGE_TRAPS=int3`, the mechanism before)
-//! and against 4 KiB pages (`CTOS_COVERAGE_SMALL_PAGES=1`), side by side.
+//! pages, observed jobs in workers) against every site an `int3` (`CTOS_COVERAGE_TRAPS=int3`,
+//! the mechanism before), against 4 KiB pages (`CTOS_COVERAGE_SMALL_PAGES=1`) and against a
+//! child forked per job (`CTOS_WORKER_JOBS=1`), side by side.
 //!
 //!     cargo bench --bench isolate
 //!     CTOS_BENCH_BUGS=191714,180456 CTOS_BENCH_TIME=30 CTOS_BENCH_ROUNDS=3 cargo bench --bench isolate
@@ -102,6 +103,7 @@ fn main() {
             ("current", &locseq, &[]),
             ("int3", &locseq, &[("CTOS_COVERAGE_TRAPS", "int3")]),
             ("4k pages", &locseq, &[("CTOS_COVERAGE_SMALL_PAGES", "1")]),
+            ("child per job", &locseq, &[("CTOS_WORKER_JOBS", "1")]),
         ];
         modes.extend(baselines.iter().map(|(name, path)| (name.as_str(), path.as_path(), &[] as &[(&str, &str)])));
         if let Some(chosen) = &chosen {
