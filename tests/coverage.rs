@@ -351,5 +351,8 @@ fn a_worker_gives_each_job_what_a_child_per_job_gives() {
     }
     assert_eq!(worked[3].outcome, Outcome::Crash);
     let checksum = |r: &Run| r.execution.as_ref().is_some_and(|e| e.stdout.contains("checksum = "));
-    assert!(worked.iter().filter(|r| r.outcome == Outcome::Ok).all(checksum), "every optimized program ran in the worker's own child");
+    assert!(
+        worked.iter().filter(|r| r.outcome == Outcome::Ok).all(checksum),
+        "every optimized program ran in the worker's own child"
+    );
 }

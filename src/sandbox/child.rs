@@ -148,15 +148,11 @@ unsafe fn limit_and_redirect(io: &ChildIo, limits: &Limits) {
 }
 
 fn wait_for_command(fd: RawFd) -> u8 {
-    let mut byte = 0u8;
-    loop {
-        let n = unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) };
-        if n == 1 {
-            return byte;
-        }
-        if n == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return b'q';
-        }
+    let mut byte = [0u8];
+    if read_exact(fd, &mut byte) {
+        byte[0]
+    } else {
+        b'q'
     }
 }
 

@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
@@ -139,7 +139,8 @@ fn warm_up_once(module: &IrModule) {
 }
 
 fn exact_rerun(job: &JobSpec) -> Option<JobSpec> {
-    (job.verify_each == VerifyEach::Changed).then(|| JobSpec { verify_each: VerifyEach::ChangedEachUnit, ..job.clone() })
+    (job.verify_each == VerifyEach::Changed)
+        .then(|| JobSpec { verify_each: VerifyEach::ChangedEachUnit, ..job.clone() })
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -688,8 +689,15 @@ impl Pool {
             Some(agent) => agent.symbolizers(),
             None => vec![Symbolizer::this_process()],
         };
-        let mut run =
-            classify::classify(std::mem::take(&mut child.ending), &self.limits, &objects, stderr, stdout, total_millis, exec_millis);
+        let mut run = classify::classify(
+            std::mem::take(&mut child.ending),
+            &self.limits,
+            &objects,
+            stderr,
+            stdout,
+            total_millis,
+            exec_millis,
+        );
         if let Some(e) = run.execution.as_mut() {
             e.codegen_millis = codegen_millis.unwrap_or(e.millis);
         }
@@ -708,4 +716,3 @@ impl Drop for Pool {
         }
     }
 }
-
