@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use ctos::coverage::{Coverage, Granularity, Spectrum};
-use ctos::llvm::{CFrontend, IrModule, TargetSpec};
+use ctos::llvm::{CFrontend, IrModule, TargetSpec, VerifyEach};
 use ctos::sandbox::{ExecMode, Focus, JobSpec, Limits, Outcome, Pool, Run};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -307,7 +307,8 @@ fn the_same_pipeline_twice_gives_almost_the_same_spectrum() {
 /// Observed jobs run in workers: one child runs job after job, each on a fresh copy of the
 /// module, with what its last job restored armed again, and executes each program in a
 /// child of its own. Each job gives the outcome, IR hash and execution a child per job
-/// gives, and nearly its trace; a crash ends the worker, and the next job gets a new one.
+/// gives, and nearly its trace; IR broken after a pass ends the job and not the worker, a
+/// crash ends the worker, and the next job gets a new one.
 #[test]
 fn a_worker_gives_each_job_what_a_child_per_job_gives() {
     let _turn = turn();
@@ -316,6 +317,7 @@ fn a_worker_gives_each_job_what_a_child_per_job_gives() {
     let pipelines = [
         "default<O2>",
         "function(sroa,loop-mssa(licm),gvn)",
+        "function(sroa,trigger-verifier-error,instcombine)",
         "default<O2>",
         "function(sroa,trigger-crash-function)",
         "function(instcombine<no-verify-fixpoint>,simplifycfg)",
@@ -328,7 +330,12 @@ fn a_worker_gives_each_job_what_a_child_per_job_gives() {
         let runs: Vec<Run> = pipelines
             .iter()
             .map(|p| {
-                let job = JobSpec { observe: true, exec: ExecMode::Always, ..JobSpec::optimize(*p) };
+                let job = JobSpec {
+                    observe: true,
+                    exec: ExecMode::Always,
+                    verify_each: VerifyEach::Changed,
+                    ..JobSpec::optimize(*p)
+                };
                 pool.run_one(module, &job).unwrap()
             })
             .collect();
@@ -336,12 +343,14 @@ fn a_worker_gives_each_job_what_a_child_per_job_gives() {
     };
     let (each, each_forks) = runs(1, &mut module);
     let (worked, worker_forks) = runs(100, &mut module);
-    assert_eq!(each_forks, pipelines.len() as u64);
-    assert_eq!(worker_forks, 2, "the crash ends the first worker");
+    // The crash runs again with each verification where its pass ran (the rerun that
+    // tells IR broken earlier from a crash of its own).
+    assert_eq!(each_forks, pipelines.len() as u64 + 1);
+    assert_eq!(worker_forks, 3, "the broken IR ends a job; the crash, and its rerun, a worker each");
     let spectrum = |r: &Run| coverage.spectrum(r.trace.as_deref().unwrap());
-    let within = spectrum(&each[0]).jaccard(&spectrum(&each[5]));
+    let within = spectrum(&each[0]).jaccard(&spectrum(&each[3]));
     for ((pipeline, a), b) in pipelines.iter().zip(&each).zip(&worked) {
-        assert_eq!((a.outcome, a.ir_hash), (b.outcome, b.ir_hash), "{pipeline}");
+        assert_eq!((a.outcome, a.ir_hash, &a.message), (b.outcome, b.ir_hash, &b.message), "{pipeline}");
         let executed = |r: &Run| r.execution.as_ref().map(|e| (e.status.clone(), e.stdout.clone()));
         assert_eq!(executed(a), executed(b), "{pipeline}");
         let across = spectrum(a).jaccard(&spectrum(b));
@@ -349,7 +358,9 @@ fn a_worker_gives_each_job_what_a_child_per_job_gives() {
         // module had filled (a struct type's "sized" bit) are filled again, a few sites more.
         assert!(across > 0.98, "{pipeline}: child per job vs worker: jaccard {across} (two children: {within})");
     }
-    assert_eq!(worked[3].outcome, Outcome::Crash);
+    assert_eq!(worked[2].outcome, Outcome::InvalidIr);
+    assert!(worked[2].message.as_deref().is_some_and(|m| m.contains("TriggerVerifierErrorPass")), "{:?}", worked[2].message);
+    assert_eq!(worked[4].outcome, Outcome::Crash);
     let checksum = |r: &Run| r.execution.as_ref().is_some_and(|e| e.stdout.contains("checksum = "));
     assert!(
         worked.iter().filter(|r| r.outcome == Outcome::Ok).all(checksum),

@@ -72,6 +72,7 @@ extern "C" {
         machine: inkwell::llvm_sys::target_machine::LLVMTargetMachineRef,
         verify: i32,
         watch: *const RawPassWatch,
+        failed: *mut *mut std::ffi::c_char,
     ) -> inkwell::llvm_sys::error::LLVMErrorRef;
     fn ctos_build_subtargets(
         module: inkwell::llvm_sys::prelude::LLVMModuleRef,
@@ -197,6 +198,22 @@ pub struct IrModule {
     identity: u64,
     /// Bitcode of the module and the driver, use-list order kept, for fresh copies.
     snapshot: Option<(Vec<u8>, Option<Vec<u8>>)>,
+    /// A pipeline on it stopped at a failed check (see [`PipelineStop::Failed`]): its IR
+    /// is never freed.
+    abandoned: bool,
+}
+
+/// Why a pipeline stopped before its end without ending the process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PipelineStop {
+    /// LLVM rejected the pipeline text.
+    Rejected(String),
+    /// A check after a pass failed (broken IR under verification after each pass, a stale
+    /// analysis): the message LLVM's fatal error would have given. The pipeline was left by
+    /// a jump that skipped its destructors, so the module is abandoned: value handles on
+    /// the skipped stack are still linked into its values, and freeing them would write
+    /// there. Its memory stays allocated until the process ends.
+    Failed(String),
 }
 
 fn new_identity() -> u64 {
@@ -206,6 +223,9 @@ fn new_identity() -> u64 {
 
 impl Drop for IrModule {
     fn drop(&mut self) {
+        if self.abandoned {
+            return;
+        }
         // Modules first: they belong to the context.
         unsafe {
             ManuallyDrop::drop(&mut self.module);
@@ -253,6 +273,7 @@ impl IrModule {
             subtargets_built: false,
             identity: new_identity(),
             snapshot: None,
+            abandoned: false,
         })
     }
 
@@ -304,6 +325,7 @@ impl IrModule {
             subtargets_built: self.subtargets_built,
             identity: self.identity,
             snapshot: None,
+            abandoned: false,
         })
     }
 
@@ -364,17 +386,19 @@ impl IrModule {
         }
     }
 
-    /// Run a new-PM pipeline. `Err` only when LLVM rejects the text; everything else LLVM
-    /// does wrong (crash, fatal error, broken IR under verification) ends the process.
+    /// Run a new-PM pipeline. It stops short when LLVM rejects the text or a check after
+    /// a pass fails ([`PipelineStop`]); everything else LLVM does wrong (a crash, a fatal
+    /// error inside a pass) ends the process.
     pub fn run_pipeline(
         &mut self,
         pipeline: &str,
         verify: VerifyEach,
         watch: Option<&PassWatch>,
-    ) -> Result<(), String> {
-        let text = std::ffi::CString::new(pipeline).map_err(|_| "NUL in the pipeline text".to_string())?;
+    ) -> Result<(), PipelineStop> {
+        let rejected = |what: &str| PipelineStop::Rejected(format!("NUL in the {what}"));
+        let text = std::ffi::CString::new(pipeline).map_err(|_| rejected("pipeline text"))?;
         let focus = match watch.and_then(|w| w.focus) {
-            Some((name, _)) => Some(std::ffi::CString::new(name).map_err(|_| "NUL in the focus pass".to_string())?),
+            Some((name, _)) => Some(std::ffi::CString::new(name).map_err(|_| rejected("focus pass"))?),
             None => None,
         };
         let raw = watch.map(|w| RawPassWatch {
@@ -385,9 +409,23 @@ impl IrModule {
             gate: w.gate.as_ptr(),
         });
         let raw_ptr = raw.as_ref().map_or(std::ptr::null(), |r| r as *const RawPassWatch);
+        let mut failed: *mut std::ffi::c_char = std::ptr::null_mut();
         let error = unsafe {
-            ctos_run_passes(self.module.as_mut_ptr(), text.as_ptr(), self.machine.as_mut_ptr(), verify as i32, raw_ptr)
+            ctos_run_passes(
+                self.module.as_mut_ptr(),
+                text.as_ptr(),
+                self.machine.as_mut_ptr(),
+                verify as i32,
+                raw_ptr,
+                &mut failed,
+            )
         };
+        if !failed.is_null() {
+            self.abandoned = true;
+            let message = unsafe { std::ffi::CStr::from_ptr(failed) }.to_string_lossy().into_owned();
+            unsafe { libc::free(failed.cast()) };
+            return Err(PipelineStop::Failed(message));
+        }
         if error.is_null() {
             return Ok(());
         }
@@ -395,7 +433,7 @@ impl IrModule {
             let message = inkwell::llvm_sys::error::LLVMGetErrorMessage(error);
             let text = std::ffi::CStr::from_ptr(message).to_string_lossy().into_owned();
             inkwell::llvm_sys::error::LLVMDisposeErrorMessage(message);
-            Err(text)
+            Err(PipelineStop::Rejected(text))
         }
     }
 

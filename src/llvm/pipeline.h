@@ -78,6 +78,17 @@ const Module *moduleOf(Any IR) {
 // slp-vectorizer breakage disappears behind instcombine and simplifycfg).
 const char *const DeferredMark = " (verified when its adaptor returned)";
 
+// How a check after a pass ends the run: LLVM's fatal error, unless the in-process engine
+// set CtosFailed (shim.cpp), which ends the pipeline and keeps the process for its next
+// job. The checks run between passes, so no pass is left half-way through its work.
+void (*CtosFailed)(const std::string &Message) = nullptr;
+
+[[noreturn]] void failAfterPass(const std::string &Message) {
+  if (CtosFailed)
+    CtosFailed(Message);
+  report_fatal_error(Twine(Message));
+}
+
 void verifyAfterChangingPasses(PassInstrumentationCallbacks &PIC, bool Defer) {
   struct Pending {
     std::string CGSCCPass, LoopPass;
@@ -85,7 +96,7 @@ void verifyAfterChangingPasses(PassInstrumentationCallbacks &PIC, bool Defer) {
   auto Last = std::make_shared<Pending>();
   PIC.registerAfterPassCallback([Last, Defer](StringRef P, Any IR, const PreservedAnalyses &PA) {
     auto broken = [](const char *Unit, StringRef Pass, const char *Mark) {
-      report_fatal_error(formatv("Broken {0} found after pass \"{1}\"{2}, compilation aborted!", Unit, Pass, Mark));
+      failAfterPass(formatv("Broken {0} found after pass \"{1}\"{2}, compilation aborted!", Unit, Pass, Mark).str());
     };
     if (P.contains("ModuleToPostOrderCGSCCPassAdaptor") || P.contains("FunctionToLoopPassAdaptor")) {
       bool CGSCC = P.contains("CGSCC");
@@ -160,7 +171,7 @@ void checkPreservedAnalyses(PassInstrumentationCallbacks &PIC, FunctionAnalysisM
       return;
     auto stale = [&P](const char *Analysis, const Function &F) {
       errs() << "ctos: " << Analysis << " of function " << F.getName() << " no longer matches the IR\n";
-      report_fatal_error(formatv("{0} is stale after pass \"{1}\", which kept it", Analysis, P));
+      failAfterPass(formatv("{0} is stale after pass \"{1}\", which kept it", Analysis, P).str());
     };
     auto check = [&](Function &F) {
       if (F.isDeclaration())

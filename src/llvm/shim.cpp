@@ -3,9 +3,13 @@
 
 #include "pipeline.h"
 
+#include <csetjmp>
+#include <cstring>
+
 #include "llvm-c/Error.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/PrettyStackTrace.h"
 #include "llvm-c/TargetMachine.h"
 #include "llvm-c/Types.h"
 #include "llvm/Support/CBindingWrapping.h"
@@ -15,13 +19,46 @@
 static cl::opt<std::string> AAPipeline("aa-pipeline", cl::Hidden, cl::init("default"),
                                        cl::desc("The alias analyses, as opt -aa-pipeline takes them"));
 
-extern "C" LLVMErrorRef ctos_run_passes(LLVMModuleRef ModuleRef, const char *Passes,
-                                        LLVMTargetMachineRef MachineRef, int Verify,
-                                        const CtosPassWatch *Watch) {
+static LLVMErrorRef runPasses(LLVMModuleRef ModuleRef, const char *Passes, LLVMTargetMachineRef MachineRef,
+                              int Verify, const CtosPassWatch *Watch) {
   TargetMachine *Machine = reinterpret_cast<TargetMachine *>(MachineRef);
   if (auto Err = ctosRunPasses(*unwrap(ModuleRef), Passes, Machine, Verify, Watch))
     return wrap(std::move(Err));
   return nullptr;
+}
+
+// A check that fails after a pass (broken IR, a stale analysis) ends the pipeline by a
+// jump back into ctos_run_passes, so that a worker (src/sandbox/child.rs) lives on to run
+// its next job instead of paying a fork for it. The jump skips the destructors of the pass
+// managers, the analyses and everything the passes on the stack held: all of it is leaked,
+// and the module must never be used or freed again (value handles that were on the
+// abandoned stack are still linked into its values' lists).
+static std::jmp_buf *FailJump;
+static std::string FailText;
+
+[[noreturn]] static void jumpOut(const std::string &Message) {
+  FailText = Message;
+  std::longjmp(*FailJump, 1);
+}
+
+// `*Failed`: the failed check's message (malloc'd), if one ended the pipeline.
+extern "C" LLVMErrorRef ctos_run_passes(LLVMModuleRef ModuleRef, const char *Passes,
+                                        LLVMTargetMachineRef MachineRef, int Verify,
+                                        const CtosPassWatch *Watch, char **Failed) {
+  std::jmp_buf Env;
+  const void *Stack = SavePrettyStackState();
+  *Failed = nullptr;
+  if (setjmp(Env)) {
+    CtosFailed = nullptr;
+    RestorePrettyStackState(Stack);
+    *Failed = strdup(FailText.c_str());
+    return nullptr;
+  }
+  FailJump = &Env;
+  CtosFailed = jumpOut;
+  LLVMErrorRef Err = runPasses(ModuleRef, Passes, MachineRef, Verify, Watch);
+  CtosFailed = nullptr;
+  return Err;
 }
 
 extern "C" uint64_t ctos_ir_hash(LLVMModuleRef ModuleRef) { return ctosIrHash(*unwrap(ModuleRef)); }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 
 use super::wire::{self, Phase};
 use super::{ExecMode, JobSpec, Limits, OptDone};
-use crate::llvm::{self, IrModule};
+use crate::llvm::{self, IrModule, PipelineStop};
 
 static MSG_FD: AtomicI32 = AtomicI32::new(-1);
 static IN_CHILD: AtomicBool = AtomicBool::new(false);
@@ -184,6 +184,13 @@ pub(super) fn probe(work: impl FnOnce()) -> ! {
     unsafe { libc::_exit(0) }
 }
 
+/// The process's address space, as its memory limit (RLIMIT_AS) counts it.
+fn address_space_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm.split_whitespace().next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64
+}
+
 /// A worker's next job, as [`super::pool`] sends it (`j`, length, JSON); None: end.
 fn wait_for_job(fd: RawFd) -> Option<JobSpec> {
     let mut head = [0u8; 5];
@@ -226,10 +233,17 @@ pub(super) fn run(
         module.own_subtargets_under_new_options();
     }
     let worker = next_job.is_some();
+    let start_size = address_space_bytes();
     run_job(module, job, io, worker);
     let Some(next_job) = next_job.as_mut() else { unsafe { libc::_exit(0) } };
     let mut copy: Option<IrModule> = None;
     loop {
+        // Abandoned modules and a fragmented heap grow a worker; a job in it must not meet
+        // the memory limit much sooner than in a child of its own.
+        if address_space_bytes().saturating_sub(start_size) > limits.memory_bytes / 16 {
+            send(wire::JOB_END, &[wire::LAST_JOB]);
+            unsafe { libc::_exit(0) }
+        }
         send(wire::JOB_END, b"");
         let Some(job) = wait_for_job(io.cmd) else { unsafe { libc::_exit(0) } };
         drop(copy.take());
@@ -271,9 +285,18 @@ fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo, worker: bool) {
             focus: job.focus.as_ref().map(|f| (f.pass.as_str(), f.element)),
             gate: &GATE,
         };
-        if let Err(message) = module.run_pipeline(&job.pipeline, job.verify_each, Some(&watch)) {
-            send(wire::PIPELINE_ERROR, message.as_bytes());
-            return;
+        match module.run_pipeline(&job.pipeline, job.verify_each, Some(&watch)) {
+            Ok(()) => {}
+            Err(PipelineStop::Rejected(message)) => return send(wire::PIPELINE_ERROR, message.as_bytes()),
+            // As LLVM's fatal error would end it; a worker keeps going (the module, abandoned,
+            // is never freed).
+            Err(PipelineStop::Failed(message)) => {
+                send(wire::FATAL, message.as_bytes());
+                if !worker {
+                    unsafe { libc::_exit(77) }
+                }
+                return;
+            }
         }
     }
     let pass_millis = millis(t);

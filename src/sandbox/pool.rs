@@ -64,6 +64,8 @@ struct Child {
     jobs_before: usize,
     /// A worker said its job ended and waits for the next.
     job_ended: bool,
+    /// ... or that it ends with this job (it grew too much to take another).
+    ends_after_job: bool,
 }
 
 /// Which jobs a worker serves: those on the module it was forked with (each job on a
@@ -390,6 +392,7 @@ impl Pool {
             worker: None,
             jobs_before: 0,
             job_ended: false,
+            ends_after_job: false,
         });
         Ok(id)
     }
@@ -438,7 +441,7 @@ impl Pool {
     fn park(&mut self, child: Child) {
         let current = self.observer.as_ref().map(|o| o.epoch());
         let fresh = child.worker.is_some_and(|k| Some(k.epoch) == current);
-        if !fresh || child.jobs_before + 1 >= self.worker_jobs {
+        if !fresh || child.ends_after_job || child.jobs_before + 1 >= self.worker_jobs {
             return self.retire(child);
         }
         self.idle.push(child);
@@ -669,6 +672,7 @@ impl Pool {
             wire::JOB_END => {
                 ending.wait_status.get_or_insert(0);
                 child.job_ended = true;
+                child.ends_after_job = payload.first() == Some(&wire::LAST_JOB);
             }
             wire::EXEC_STATUS => {
                 ending.wait_status = payload.get(..4).map(|b| i32::from_le_bytes(b.try_into().unwrap()));

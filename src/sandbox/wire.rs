@@ -51,8 +51,10 @@ pub const ELEMENT: u8 = 10;
 pub const FOCUS: u8 = 11;
 /// LLVM's command-line parser refused the job's flags (its words are on stderr).
 pub const ARGS_REJECTED: u8 = 12;
-/// A worker child's job ended; the child waits for the next (see src/sandbox/pool.rs).
+/// A worker child's job ended; the child waits for the next (see src/sandbox/pool.rs),
+/// unless the payload is [`LAST_JOB`]: then it ends.
 pub const JOB_END: u8 = 13;
+pub const LAST_JOB: u8 = 1;
 /// The wait status of the child a worker executed its job's program in.
 pub const EXEC_STATUS: u8 = 14;
 
