@@ -307,21 +307,24 @@ fn the_same_pipeline_twice_gives_almost_the_same_spectrum() {
 /// Observed jobs run in workers: one child runs job after job, each on a fresh copy of the
 /// module, with what its last job restored armed again, and executes each program in a
 /// child of its own. Each job gives the outcome, IR hash and execution a child per job
-/// gives, and nearly its trace; IR broken after a pass ends the job and not the worker, a
-/// crash ends the worker, and the next job gets a new one.
+/// gives, and nearly its trace; LLVM options a job sets apply to it alone; IR broken after
+/// a pass ends the job and not the worker, a crash ends the worker, and the next job gets
+/// a new one.
 #[test]
 fn a_worker_gives_each_job_what_a_child_per_job_gives() {
     let _turn = turn();
     let mut module = csmith();
     let coverage = Coverage::arm(Granularity::Blocks);
+    let options: &[&str] = &["-inline-threshold=-1000", "-unroll-threshold=0"];
     let pipelines = [
-        "default<O2>",
-        "function(sroa,loop-mssa(licm),gvn)",
-        "function(sroa,trigger-verifier-error,instcombine)",
-        "default<O2>",
-        "function(sroa,trigger-crash-function)",
-        "function(instcombine<no-verify-fixpoint>,simplifycfg)",
-        "default<O2>",
+        ("default<O2>", &[][..]),
+        ("default<O2>", options),
+        ("function(sroa,loop-mssa(licm),gvn)", &[]),
+        ("function(sroa,trigger-verifier-error,instcombine)", &[]),
+        ("default<O2>", &[]),
+        ("function(sroa,trigger-crash-function)", &[]),
+        ("function(instcombine<no-verify-fixpoint>,simplifycfg)", &[]),
+        ("default<O2>", &[]),
     ];
     let runs = |worker_jobs: usize, module: &mut IrModule| {
         let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
@@ -329,11 +332,12 @@ fn a_worker_gives_each_job_what_a_child_per_job_gives() {
         pool.set_observer(coverage.observer());
         let runs: Vec<Run> = pipelines
             .iter()
-            .map(|p| {
+            .map(|(p, options)| {
                 let job = JobSpec {
                     observe: true,
                     exec: ExecMode::Always,
                     verify_each: VerifyEach::Changed,
+                    llvm_args: options.iter().map(|o| o.to_string()).collect(),
                     ..JobSpec::optimize(*p)
                 };
                 pool.run_one(module, &job).unwrap()
@@ -348,8 +352,8 @@ fn a_worker_gives_each_job_what_a_child_per_job_gives() {
     assert_eq!(each_forks, pipelines.len() as u64 + 1);
     assert_eq!(worker_forks, 3, "the broken IR ends a job; the crash, and its rerun, a worker each");
     let spectrum = |r: &Run| coverage.spectrum(r.trace.as_deref().unwrap());
-    let within = spectrum(&each[0]).jaccard(&spectrum(&each[3]));
-    for ((pipeline, a), b) in pipelines.iter().zip(&each).zip(&worked) {
+    let within = spectrum(&each[0]).jaccard(&spectrum(&each[4]));
+    for (((pipeline, _), a), b) in pipelines.iter().zip(&each).zip(&worked) {
         assert_eq!((a.outcome, a.ir_hash, &a.message), (b.outcome, b.ir_hash, &b.message), "{pipeline}");
         let executed = |r: &Run| r.execution.as_ref().map(|e| (e.status.clone(), e.stdout.clone()));
         assert_eq!(executed(a), executed(b), "{pipeline}");
@@ -358,12 +362,47 @@ fn a_worker_gives_each_job_what_a_child_per_job_gives() {
         // module had filled (a struct type's "sized" bit) are filled again, a few sites more.
         assert!(across > 0.98, "{pipeline}: child per job vs worker: jaccard {across} (two children: {within})");
     }
-    assert_eq!(worked[2].outcome, Outcome::InvalidIr);
-    assert!(worked[2].message.as_deref().is_some_and(|m| m.contains("TriggerVerifierErrorPass")), "{:?}", worked[2].message);
-    assert_eq!(worked[4].outcome, Outcome::Crash);
+    assert_ne!(worked[1].ir_hash, worked[0].ir_hash, "the options change what default<O2> makes");
+    assert_eq!(worked[3].outcome, Outcome::InvalidIr);
+    assert!(
+        worked[3].message.as_deref().is_some_and(|m| m.contains("TriggerVerifierErrorPass")),
+        "{:?}",
+        worked[3].message
+    );
+    assert_eq!(worked[5].outcome, Outcome::Crash);
     let checksum = |r: &Run| r.execution.as_ref().is_some_and(|e| e.stdout.contains("checksum = "));
     assert!(
         worked.iter().filter(|r| r.outcome == Outcome::Ok).all(checksum),
         "every optimized program ran in the worker's own child"
     );
+}
+
+/// A worker puts a job's LLVM options back to their defaults; when that is not the value
+/// the option had before the job (the whole pool set it), the worker ends after the job,
+/// and the next job finds the pool's value in a new one.
+#[test]
+fn a_worker_ends_after_a_job_whose_options_it_cannot_put_back() {
+    let _turn = turn();
+    let mut module = csmith();
+    let coverage = Coverage::arm(Granularity::Functions);
+    let jobs =
+        [("default<O2>", vec!["-unroll-threshold=0".to_string()]), ("default<O2>", vec![]), ("default<O2>", vec![])];
+    let runs = |worker_jobs: usize, module: &mut IrModule| {
+        let mut pool = Pool::new(1, Limits::default(), vec!["-unroll-threshold=1000".to_string()]).unwrap();
+        pool.set_worker_jobs(worker_jobs);
+        pool.set_observer(coverage.observer());
+        let hashes: Vec<Option<u64>> = jobs
+            .iter()
+            .map(|(p, options)| {
+                let job = JobSpec { observe: true, llvm_args: options.clone(), ..JobSpec::optimize(*p) };
+                pool.run_one(module, &job).unwrap().ir_hash
+            })
+            .collect();
+        (hashes, pool.forks())
+    };
+    let (each, _) = runs(1, &mut module);
+    let (worked, forks) = runs(100, &mut module);
+    assert_eq!(worked, each);
+    assert_ne!(each[0], each[1], "the job's option changes what default<O2> makes");
+    assert_eq!(forks, 2, "the first worker ends after the job that set the pool's option");
 }

@@ -1,6 +1,6 @@
 //! Process-wide LLVM state: the fatal-error hook, cl::opt flags, JIT symbol overrides.
 
-use std::ffi::{c_char, c_void, CString};
+use std::ffi::{c_char, c_void, CStr, CString};
 
 use inkwell::llvm_sys;
 
@@ -96,4 +96,47 @@ pub fn parse_llvm_args(args: &[String]) -> bool {
 pub unsafe fn override_symbol(name: &str, address: *mut c_void) {
     let name = CString::new(name).expect("no NUL in symbol names");
     unsafe { llvm_sys::support::LLVMAddSymbol(name.as_ptr(), address) }
+}
+
+extern "C" {
+    // src/llvm/shim.cpp
+    fn ctos_option_value(name: *const c_char) -> *mut c_char;
+    fn ctos_reset_option(name: *const c_char) -> bool;
+}
+
+/// LLVM options as they were before a job set some, to put back after it: a worker runs
+/// jobs that set different options one after another.
+pub struct SavedOptions(Vec<(CString, String)>);
+
+impl SavedOptions {
+    /// The options `args` set (`-name=value`, `--name`), as they print now. None when an
+    /// argument names no option LLVM has by that name (a positional argument, a value
+    /// given as an argument of its own): it could not be put back.
+    pub fn of(args: &[String]) -> Option<SavedOptions> {
+        let options = args.iter().map(|arg| {
+            let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'))?;
+            let name = CString::new(name.split_once('=').map_or(name, |(n, _)| n)).ok()?;
+            let value = printed_value(&name)?;
+            Some((name, value))
+        });
+        options.collect::<Option<Vec<_>>>().map(SavedOptions)
+    }
+
+    /// Put each option back to its default, as if never given; true if each prints as it
+    /// did when saved (false: its value then was not its default, e.g. set by an option
+    /// the whole process was given).
+    pub fn restore(&self) -> bool {
+        self.0.iter().all(|(name, _)| unsafe { ctos_reset_option(name.as_ptr()) })
+            && self.0.iter().all(|(name, value)| printed_value(name).as_ref() == Some(value))
+    }
+}
+
+fn printed_value(name: &CStr) -> Option<String> {
+    let text = unsafe { ctos_option_value(name.as_ptr()) };
+    if text.is_null() {
+        return None;
+    }
+    let value = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
+    unsafe { libc::free(text.cast()) };
+    Some(value)
 }

@@ -5,6 +5,8 @@
 
 #include <csetjmp>
 #include <cstring>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "llvm-c/Error.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -75,4 +77,54 @@ extern "C" LLVMMemoryBufferRef ctos_bitcode_with_use_lists(LLVMModuleRef ModuleR
   raw_svector_ostream Out(Bytes);
   WriteBitcodeToFile(*unwrap(ModuleRef), Out, /*ShouldPreserveUseListOrder=*/true);
   return wrap(MemoryBuffer::getMemBufferCopy(StringRef(Bytes.data(), Bytes.size())).release());
+}
+
+// A worker (src/sandbox/child.rs) runs jobs that set LLVM options of their own one after
+// another: it puts each option back after the job, and checks that it prints as before.
+
+static cl::Option *registeredOption(const char *Name) {
+  auto &Options = cl::getRegisteredOptions();
+  auto It = Options.find(Name);
+  return It == Options.end() ? nullptr : It->second;
+}
+
+// Option::printOptionValue writes to outs() only: fd 1 is pointed at a memory file while
+// it does.
+static std::string printedValue(const cl::Option &O) {
+  std::string Text;
+  outs().flush();
+  int Saved = dup(1), Memory = memfd_create("ctos-option", 0);
+  if (Saved < 0 || Memory < 0 || dup2(Memory, 1) < 0) {
+    if (Saved >= 0)
+      close(Saved);
+    if (Memory >= 0)
+      close(Memory);
+    return "(unreadable)";
+  }
+  // The width of the name column: less than the name's length would pad by (size_t)-n.
+  O.printOptionValue(O.ArgStr.size() + 16, /*Force=*/true);
+  outs().flush();
+  dup2(Saved, 1);
+  close(Saved);
+  char Buffer[512];
+  ssize_t N;
+  lseek(Memory, 0, SEEK_SET);
+  while ((N = read(Memory, Buffer, sizeof Buffer)) > 0)
+    Text.append(Buffer, N);
+  close(Memory);
+  return Text;
+}
+
+// The value of option `Name` as -print-options prints it (malloc'd); null: no such option.
+extern "C" char *ctos_option_value(const char *Name) {
+  const cl::Option *O = registeredOption(Name);
+  return O ? strdup(printedValue(*O).c_str()) : nullptr;
+}
+
+// Option `Name` as if never given: its default value, no occurrences. False: no such option.
+extern "C" bool ctos_reset_option(const char *Name) {
+  cl::Option *O = registeredOption(Name);
+  if (O)
+    O->reset();
+  return O != nullptr;
 }

@@ -214,7 +214,7 @@ pub(super) fn run(
     llvm_args: &[String],
     io: &ChildIo,
     limits: &Limits,
-    mut next_job: Option<&mut dyn FnMut()>,
+    next_job: Option<&mut dyn FnMut()>,
 ) -> ! {
     IN_CHILD.store(true, Ordering::Relaxed);
     MSG_FD.store(io.msg, Ordering::Relaxed);
@@ -224,47 +224,92 @@ pub(super) fn run(
         set_new_handler(Some(on_out_of_memory));
     }
     llvm::install_fatal_error_handler(on_fatal);
-    let all_args: Vec<String> = llvm_args.iter().chain(&job.llvm_args).cloned().collect();
-    if !llvm::parse_llvm_args(&all_args) {
-        send(wire::ARGS_REJECTED, b"");
-        unsafe { libc::_exit(77) }
-    }
-    if !all_args.is_empty() {
-        module.own_subtargets_under_new_options();
-    }
-    let worker = next_job.is_some();
+    let Some(next_job) = next_job else {
+        let all_args: Vec<String> = llvm_args.iter().chain(&job.llvm_args).cloned().collect();
+        set_options(module, &all_args);
+        run_job(module, job, io, false);
+        unsafe { libc::_exit(0) }
+    };
+    set_options(module, llvm_args);
     let start_size = address_space_bytes();
-    run_job(module, job, io, worker);
-    let Some(next_job) = next_job.as_mut() else { unsafe { libc::_exit(0) } };
     let mut copy: Option<IrModule> = None;
+    let mut job = job.clone();
+    let mut first = true;
     loop {
+        let reusable = run_worker_job(module, &mut copy, &job, first, io, next_job);
+        first = false;
         // Abandoned modules and a fragmented heap grow a worker; a job in it must not meet
         // the memory limit much sooner than in a child of its own.
-        if address_space_bytes().saturating_sub(start_size) > limits.memory_bytes / 16 {
+        let grown = address_space_bytes().saturating_sub(start_size) > limits.memory_bytes / 16;
+        if !reusable || grown {
             send(wire::JOB_END, &[wire::LAST_JOB]);
             unsafe { libc::_exit(0) }
         }
         send(wire::JOB_END, b"");
-        let Some(job) = wait_for_job(io.cmd) else { unsafe { libc::_exit(0) } };
-        drop(copy.take());
-        let fresh = match module.fresh_copy() {
-            Ok(fresh) => copy.insert(fresh),
+        match wait_for_job(io.cmd) {
+            Some(next) => job = next,
+            None => unsafe { libc::_exit(0) },
+        }
+    }
+}
+
+/// Set LLVM options for the rest of this child's life, or end it if LLVM refuses them.
+fn set_options(module: &mut IrModule, args: &[String]) {
+    if !llvm::parse_llvm_args(args) {
+        send(wire::ARGS_REJECTED, b"");
+        unsafe { libc::_exit(77) }
+    }
+    if !args.is_empty() {
+        module.own_subtargets_under_new_options();
+    }
+}
+
+/// One job of a worker: its first on the module it inherited, unless the job sets LLVM
+/// options (they need a target machine of its own), the others on a fresh copy. The job's
+/// options are put back after it. `false`: the worker cannot take another job, as an
+/// option could not be put back.
+fn run_worker_job(
+    module: &mut IrModule,
+    copy: &mut Option<IrModule>,
+    job: &JobSpec,
+    first: bool,
+    io: &ChildIo,
+    next_job: &mut dyn FnMut(),
+) -> bool {
+    drop(copy.take());
+    unsafe {
+        for fd in [1, 2] {
+            libc::ftruncate(fd, 0);
+            libc::lseek(fd, 0, libc::SEEK_SET);
+        }
+    }
+    GATE.store(1, Ordering::Relaxed);
+    let on_copy = !(first && job.llvm_args.is_empty());
+    if on_copy {
+        match module.fresh_copy() {
+            Ok(fresh) => *copy = Some(fresh),
             Err(message) => {
                 send(wire::FATAL, format!("cannot copy the module for the next job: {message}").as_bytes());
                 unsafe { libc::_exit(77) }
             }
-        };
-        unsafe {
-            for fd in [1, 2] {
-                libc::ftruncate(fd, 0);
-                libc::lseek(fd, 0, libc::SEEK_SET);
-            }
         }
-        GATE.store(1, Ordering::Relaxed);
-        // After the copy is made: the sites its parsing hit are armed again for the job.
-        next_job();
-        run_job(fresh, &job, io, true);
     }
+    let target = copy.as_mut().unwrap_or(module);
+    let saved = llvm::SavedOptions::of(&job.llvm_args);
+    let parsed = llvm::parse_llvm_args(&job.llvm_args);
+    if parsed && !job.llvm_args.is_empty() {
+        target.own_subtargets_under_new_options();
+    }
+    // After the copy is made and the options are parsed: the sites that hit are armed
+    // again for the job.
+    if on_copy {
+        next_job();
+    }
+    match parsed {
+        true => run_job(target, job, io, true),
+        false => send(wire::ARGS_REJECTED, b""),
+    }
+    saved.is_some_and(|s| s.restore())
 }
 
 /// Optimize, verify, hash and maybe execute. Returns when the job ended and the process

@@ -399,11 +399,10 @@ impl Pool {
 
     /// The kind of worker that may run `job`, if one may: observed jobs in this process,
     /// where forking costs most (every child copies the code pages its first arrivals
-    /// write back), that set no LLVM options of their own. Options stay set in a process
-    /// once parsed, and jobs that set them (a search for witness configurations) set
-    /// others each time: a worker would serve one job, and push out one that serves many.
+    /// write back). A job's own LLVM options are put back after it (src/sandbox/child.rs),
+    /// so jobs with and without options share workers.
     fn worker_key(&self, module: &IrModule, job: &JobSpec) -> Option<WorkerKey> {
-        if self.agent.is_some() || self.worker_jobs < 2 || !job.observe || !job.llvm_args.is_empty() {
+        if self.agent.is_some() || self.worker_jobs < 2 || !job.observe {
             return None;
         }
         let epoch = self.observer.as_ref()?.epoch();
