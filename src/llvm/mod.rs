@@ -19,7 +19,9 @@ pub use module::{
     opt_driver_flag_refusal, CheckedAnalysis, IrModule, LoadError, PassWatch, PipelineStop, TargetSpec, VerifyEach,
 };
 pub use mutation::{ir_site_count, ir_text_of, mutate_ir, ConstChange, IrEdit, IrFlag, IrMutation, UnaryWrap};
-pub use process::{install_fatal_error_handler, override_symbol, parse_llvm_args, FatalHandler, SavedOptions};
+pub use process::{
+    install_fatal_error_handler, option_name, override_symbol, parse_llvm_args, FatalHandler, SavedOptions,
+};
 
 /// (major, minor, patch) of the LLVM linked into this binary.
 pub fn version() -> (u32, u32, u32) {

@@ -147,9 +147,7 @@ impl TargetSpec {
 /// `--llvm-arg`, with what to do instead; None for every other option. `-mtriple=`,
 /// `-mcpu=`, `-mattr=` and `-aa-pipeline=` are taken as opt takes them.
 pub fn opt_driver_flag_refusal(arg: &str) -> Option<String> {
-    let bare = arg.trim_start_matches('-');
-    let name = bare.split('=').next().unwrap_or(bare);
-    let why = match name {
+    let why = match super::process::option_name(arg) {
         "O0" | "O1" | "O2" | "O3" | "Os" | "Oz" => "write the level into the pipeline: default<O2>",
         "passes" | "p" => "give the pipeline as the sequence (--passes, --seq-file, a seq.txt)",
         "S" | "o" | "f" | "disable-output" | "thinlto-bc" | "module-summary" | "output-thinlto-bc" => {

@@ -104,6 +104,12 @@ extern "C" {
     fn ctos_reset_option(name: *const c_char) -> bool;
 }
 
+/// The option a command-line argument names: `slp-threshold` for `-slp-threshold=-50`.
+pub fn option_name(arg: &str) -> &str {
+    let bare = arg.trim_start_matches('-');
+    bare.split('=').next().unwrap_or(bare)
+}
+
 /// LLVM options as they were before a job set some, to put back after it: a worker runs
 /// jobs that set different options one after another.
 pub struct SavedOptions(Vec<(CString, String)>);
@@ -111,11 +117,11 @@ pub struct SavedOptions(Vec<(CString, String)>);
 impl SavedOptions {
     /// The options `args` set (`-name=value`, `--name`), as they print now. None when an
     /// argument names no option LLVM has by that name (a positional argument, a value
-    /// given as an argument of its own): it could not be put back.
+    /// given as an argument of its own), or a value cannot be read: it could not be put
+    /// back.
     pub fn of(args: &[String]) -> Option<SavedOptions> {
         let options = args.iter().map(|arg| {
-            let name = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'))?;
-            let name = CString::new(name.split_once('=').map_or(name, |(n, _)| n)).ok()?;
+            let name = CString::new(option_name(arg)).ok().filter(|_| arg.starts_with('-'))?;
             let value = printed_value(&name)?;
             Some((name, value))
         });

@@ -89,8 +89,8 @@ static cl::Option *registeredOption(const char *Name) {
 }
 
 // Option::printOptionValue writes to outs() only: fd 1 is pointed at a memory file while
-// it does.
-static std::string printedValue(const cl::Option &O) {
+// it does. Null if that cannot be done: the value is then unknown, and equals nothing.
+static char *printedValue(const cl::Option &O) {
   std::string Text;
   outs().flush();
   int Saved = dup(1), Memory = memfd_create("ctos-option", 0);
@@ -99,7 +99,7 @@ static std::string printedValue(const cl::Option &O) {
       close(Saved);
     if (Memory >= 0)
       close(Memory);
-    return "(unreadable)";
+    return nullptr;
   }
   // The width of the name column: less than the name's length would pad by (size_t)-n.
   O.printOptionValue(O.ArgStr.size() + 16, /*Force=*/true);
@@ -112,13 +112,14 @@ static std::string printedValue(const cl::Option &O) {
   while ((N = read(Memory, Buffer, sizeof Buffer)) > 0)
     Text.append(Buffer, N);
   close(Memory);
-  return Text;
+  return strdup(Text.c_str());
 }
 
-// The value of option `Name` as -print-options prints it (malloc'd); null: no such option.
+// The value of option `Name` as -print-options prints it (malloc'd); null: no such option,
+// or its value could not be read.
 extern "C" char *ctos_option_value(const char *Name) {
   const cl::Option *O = registeredOption(Name);
-  return O ? strdup(printedValue(*O).c_str()) : nullptr;
+  return O ? printedValue(*O) : nullptr;
 }
 
 // Option `Name` as if never given: its default value, no occurrences. False: no such option.

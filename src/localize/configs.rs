@@ -167,8 +167,7 @@ impl ConfigSpace {
     ) -> ConfigSpace {
         let passes: Vec<Pass> = reduced.passes().into_iter().cloned().collect();
         let prefix = distinctive_prefix(&culprit.name, catalog);
-        let set_by_user =
-            |name: &str| user_args.iter().any(|a| a.trim_start_matches('-').split('=').next() == Some(name));
+        let set_by_user = |name: &str| user_args.iter().any(|a| crate::llvm::option_name(a) == name);
         let knobs = parse_knobs(help)
             .into_iter()
             .filter(|k| belongs(&k.name, &prefix) && changes_behaviour(&k.name) && !set_by_user(&k.name))

@@ -64,7 +64,8 @@ struct Child {
     jobs_before: usize,
     /// A worker said its job ended and waits for the next.
     job_ended: bool,
-    /// ... or that it ends with this job (it grew too much to take another).
+    /// ... or that it ends with this job (it grew too much, or could not put back an LLVM
+    /// option its job set).
     ends_after_job: bool,
 }
 
