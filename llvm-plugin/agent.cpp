@@ -11,9 +11,13 @@
 // format (src/sandbox/wire.rs); ctos classifies the end exactly as for its own children.
 //
 // Requests (one datagram each; fields NUL-separated):
-//   'R' verify, emit-ir, exec, memory-bytes, focus-pass, focus-element, pipeline, args…
+//   'R' verify, emit-ir, exec, memory-bytes, focus-pass, focus-element, empty,
+//       worker-copy-max, pipeline, args…
 //       with four descriptors: message pipe, command pipe, stdout, stderr → 'P' pid
 //       and a fifth, the coverage record, when the child should record coverage
+//       With worker-copy-max above zero, and the program's bitcode no larger, the child is
+//       a worker: after a job that did not end it, it sends JOB_END and reads its next job
+//       from the command pipe ('j', a u32 length, then the same fields).
 //   'W' pid → 'S' pid status (waitpid's)
 //   'C' with one descriptor: a file of sorted u64 code addresses to arm with one-shot
 //       breakpoints (none: disarm) → 'A' count, or 'E' why not
@@ -32,6 +36,8 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/ExecutionEngine.h"
 #include "llvm/ExecutionEngine/MCJIT.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -79,7 +85,9 @@ enum Tag : uint8_t {
   TAG_ELEMENT = 10,
   TAG_FOCUS = 11,
   TAG_ARGS_REJECTED = 12,
+  TAG_JOB_END = 13,
 };
+const uint8_t LAST_JOB = 1;
 enum Phase : uint8_t { PHASE_OPTIMIZING = 1, PHASE_VERIFYING = 2, PHASE_OPTIMIZED = 3, PHASE_CODEGEN = 4, PHASE_EXECUTING = 5 };
 enum Exec { EXEC_NEVER = 0, EXEC_ALWAYS = 1, EXEC_ASK = 2 };
 
@@ -250,6 +258,9 @@ struct Request {
   int FocusElement = -1;
   // Check the pipeline and flags on an empty module, not the program.
   bool Empty = false;
+  // Run further jobs after this one, each on a fresh copy of the program, if its bitcode
+  // is at most this many bytes (0: not a worker).
+  uint64_t WorkerCopyMax = 0;
   std::string Pipeline;
   std::vector<std::string> Args;
   int Msg = -1, Cmd = -1, Out = -1, Err = -1, Record = -1;
@@ -266,6 +277,71 @@ std::vector<std::string> splitFields(const char *Data, size_t Len) {
   return Fields;
 }
 
+// A job's fields, as ctos sends them (src/sandbox/agent/mod.rs job_fields); false if
+// there are too few.
+bool parseJob(const char *Data, size_t Len, Request &R) {
+  auto F = splitFields(Data, Len);
+  if (F.size() < 9)
+    return false;
+  R.Verify = atoi(F[0].c_str());
+  R.EmitIr = F[1] == "1";
+  R.Exec = atoi(F[2].c_str());
+  R.MemoryBytes = strtoull(F[3].c_str(), nullptr, 10);
+  R.Focus = F[4];
+  R.FocusElement = atoi(F[5].c_str());
+  R.Empty = F[6] == "1";
+  R.WorkerCopyMax = strtoull(F[7].c_str(), nullptr, 10);
+  R.Pipeline = F[8];
+  R.Args.assign(F.begin() + 9, F.end());
+  return true;
+}
+
+bool readExact(int Fd, void *Data, size_t Len) {
+  char *P = static_cast<char *>(Data);
+  while (Len > 0) {
+    ssize_t N = ::read(Fd, P, Len);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N <= 0)
+      return false;
+    P += N;
+    Len -= size_t(N);
+  }
+  return true;
+}
+
+// A worker's next job from ctos ('j', length, fields); false: there is none.
+bool nextJob(int Cmd, Request &R) {
+  unsigned char Head[5];
+  if (!readExact(Cmd, Head, 5) || Head[0] != 'j')
+    return false;
+  uint32_t Len = uint32_t(Head[1]) | uint32_t(Head[2]) << 8 | uint32_t(Head[3]) << 16 | uint32_t(Head[4]) << 24;
+  std::string Fields(Len, '\0');
+  if (!readExact(Cmd, Fields.data(), Len))
+    return false;
+  return parseJob(Fields.data(), Len, R);
+}
+
+// Bitcode with use-list order: a copy parsed from it walks users as the program does.
+std::string bitcodeOf(const Module &Mod) {
+  std::string Bytes;
+  raw_string_ostream OS(Bytes);
+  WriteBitcodeToFile(Mod, OS, /*ShouldPreserveUseListOrder=*/true);
+  return OS.str();
+}
+
+// The address space, as RLIMIT_AS counts it.
+uint64_t addressSpaceBytes() {
+  FILE *F = fopen("/proc/self/statm", "r");
+  unsigned long long Pages = 0;
+  if (F) {
+    if (fscanf(F, "%llu", &Pages) != 1)
+      Pages = 0;
+    fclose(F);
+  }
+  return Pages * uint64_t(sysconf(_SC_PAGESIZE));
+}
+
 double millisSince(std::chrono::steady_clock::time_point T) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - T).count();
 }
@@ -275,6 +351,8 @@ struct Agent {
   TargetMachine *Machine = nullptr;
   std::unique_ptr<Module> Driver;
   int Control;
+  // The program before any job, for workers' fresh copies (made before the first worker).
+  std::string Snapshot;
 
   // What the in-process engine does on load (src/llvm/module.rs configure_target): the
   // host triple when the module names none, the target's data layout when it has none.
@@ -392,23 +470,14 @@ struct Agent {
         std::string Why = traps::arm(Fds[0]);
         close(Fds[0]);
         reply(Why.empty() ? "A" + std::to_string(ctos_traps::Sites.size()) : "E" + Why);
-      } else if (Kind == 'R' && (Fds.size() == 4 || Fds.size() == 5)) {
-        Request R;
-        auto F = splitFields(&Buf[1], size_t(N - 1));
-        if (F.size() >= 8) {
-          R.Verify = atoi(F[0].c_str());
-          R.EmitIr = F[1] == "1";
-          R.Exec = atoi(F[2].c_str());
-          R.MemoryBytes = strtoull(F[3].c_str(), nullptr, 10);
-          R.Focus = F[4];
-          R.FocusElement = atoi(F[5].c_str());
-          R.Empty = F[6] == "1";
-          R.Pipeline = F[7];
-          R.Args.assign(F.begin() + 8, F.end());
-        }
+      } else if (Request R; Kind == 'R' && (Fds.size() == 4 || Fds.size() == 5) && parseJob(&Buf[1], size_t(N - 1), R)) {
         R.Msg = Fds[0], R.Cmd = Fds[1], R.Out = Fds[2], R.Err = Fds[3];
         if (Fds.size() == 5)
           R.Record = Fds[4];
+        if (R.WorkerCopyMax && Snapshot.empty())
+          Snapshot = bitcodeOf(M);
+        if (Snapshot.size() > R.WorkerCopyMax)
+          R.WorkerCopyMax = 0;
         ctos_traps::rearm();
         pid_t Pid = fork();
         if (Pid == 0)
@@ -458,8 +527,53 @@ struct Agent {
       configureTarget();
     }
 
+    if (!R.WorkerCopyMax) {
+      runJob(M, R);
+      _exit(0);
+    }
+    // As a worker in ctos's own process does (src/sandbox/child.rs): every job after the
+    // first on a fresh copy in a context of its own, ended when the heap has grown.
+    uint64_t StartSize = addressSpaceBytes();
+    std::unique_ptr<LLVMContext> CopyContext;
+    std::unique_ptr<Module> Copy;
+    Module *Target = &M;
+    // Its later jobs carry the options of the first, which are set already.
+    Request Job = R;
+    while (true) {
+      runJob(*Target, Job);
+      uint64_t Size = addressSpaceBytes();
+      if (R.MemoryBytes && Size > StartSize && Size - StartSize > R.MemoryBytes / 16) {
+        sendMsg(TAG_JOB_END, &LAST_JOB, 1);
+        _exit(0);
+      }
+      sendMsg(TAG_JOB_END, "", 0);
+      if (!nextJob(R.Cmd, Job))
+        _exit(0);
+      for (int Fd : {1, 2}) {
+        ftruncate(Fd, 0);
+        lseek(Fd, 0, SEEK_SET);
+      }
+      Gate = 1;
+      Copy.reset();
+      CopyContext = std::make_unique<LLVMContext>();
+      CopyContext->setDiscardValueNames(M.getContext().shouldDiscardValueNames());
+      auto Parsed = parseBitcodeFile(MemoryBufferRef(Snapshot, M.getModuleIdentifier()), *CopyContext);
+      if (!Parsed) {
+        sendMsg(TAG_FATAL, "cannot copy the module for the next job: " + toString(Parsed.takeError()));
+        _exit(77);
+      }
+      Copy = std::move(*Parsed);
+      Copy->setModuleIdentifier(M.getModuleIdentifier());
+      Target = Copy.get();
+    }
+  }
+
+  // Optimize, verify, hash and maybe execute `Mod`. Returns when the job ended and the
+  // process need not: the pipeline text was rejected, the IR is broken, or the module was
+  // optimized and not executed.
+  void runJob(Module &Mod, const Request &R) {
     if (R.Empty)
-      empty(M);
+      empty(Mod);
     setPhase(PHASE_OPTIMIZING);
     auto T = std::chrono::steady_clock::now();
     if (!R.Pipeline.empty()) {
@@ -467,9 +581,9 @@ struct Agent {
                              &Gate};
       if (!R.Focus.empty())
         Gate = 0;
-      if (auto Err = ctosRunPasses(M, R.Pipeline, Machine, R.Verify, &Watch)) {
+      if (auto Err = ctosRunPasses(Mod, R.Pipeline, Machine, R.Verify, &Watch)) {
         sendMsg(TAG_PIPELINE_ERROR, toString(std::move(Err)));
-        _exit(0);
+        return;
       }
     }
     double PassMillis = millisSince(T);
@@ -478,17 +592,17 @@ struct Agent {
     {
       std::string Text;
       raw_string_ostream OS(Text);
-      if (verifyModule(M, &OS)) {
+      if (verifyModule(Mod, &OS)) {
         sendMsg(TAG_INVALID_IR, OS.str());
-        _exit(0);
+        return;
       }
     }
     double VerifyMillis = millisSince(T);
     T = std::chrono::steady_clock::now();
-    std::string Ir = ctosPrintModule(M);
+    std::string Ir = ctosPrintModule(Mod);
     uint64_t Hash = xxh3_64bits(StringRef(Ir));
     uint64_t Instructions = 0;
-    for (const Function &Fn : M)
+    for (const Function &Fn : Mod)
       Instructions += Fn.getInstructionCount();
     json::Object Done{{"ir_hash", Hash},
                       {"instructions", Instructions},
@@ -510,10 +624,11 @@ struct Agent {
       Execute = B == 'x';
     }
     if (!Execute)
-      _exit(0);
+      return;
     setPhase(PHASE_CODEGEN);
     sys::DynamicLibrary::AddSymbol("exit", reinterpret_cast<void *>(programExit));
-    std::string Error = execute();
+    // ctos gives workers no job that executes: the driver is in the program's context.
+    std::string Error = &Mod == &M ? execute() : "a worker of the agent does not execute programs";
     sendMsg(TAG_EXEC_ERROR, Error);
     _exit(0);
   }

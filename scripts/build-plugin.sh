@@ -46,7 +46,9 @@ for c in "$bindir/clang++" clang++-22 clang++-21 clang++-20 clang++-19 clang++; 
 done
 [ -n "$cxx" ] || { echo "build-plugin: no clang++ found (apt install clang-22)" >&2; exit 2; }
 
-flags=(-shared -fPIC -O2 -std=c++17 -fno-rtti -fno-exceptions -w
+# -z now: the agent's calls into LLVM are bound once, in the fork server, not again in
+# every child it forks (a lookup in libLLVM's symbol table per first call).
+flags=(-shared -fPIC -O2 -std=c++17 -fno-rtti -fno-exceptions -w -Wl,-z,now
   -D__STDC_CONSTANT_MACROS -D__STDC_FORMAT_MACROS -D__STDC_LIMIT_MACROS -I"$includedir")
 if [ "$stdlib" = libc++ ]; then
   flags+=(-stdlib=libc++)

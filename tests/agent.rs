@@ -306,3 +306,72 @@ fn a_bug_folder_runs_on_the_opt_its_campaign_tested() {
     assert!(stderr.contains("does not reproduce"), "{stderr}");
     assert!(stderr.contains("fires on LLVM 18, this is LLVM 19"), "{stderr}");
 }
+
+/// A worker inside `opt` runs each job after its first on a fresh copy of the program: every
+/// job ends as in a child of its own, with the same IR, and the batch takes fewer children.
+/// Broken IR found after the pipeline ends only the job; a fatal error or a crash ends the
+/// worker, and the next job finds a new one.
+#[test]
+fn a_worker_inside_opt_gives_each_job_what_a_child_per_job_gives() {
+    use ctos::llvm::{CFrontend, IrModule, TargetSpec, VerifyEach};
+    use ctos::sandbox::agent::{AgentProgram, ExternalOpt};
+    use ctos::sandbox::{JobSpec, Limits, Pool};
+
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = CFrontend::default().compile(std::path::Path::new(&csmith())).unwrap();
+    let program = dir.path().join("prog.bc");
+    std::fs::write(&program, &bytes).unwrap();
+    let mut module = IrModule::from_bytes(&bytes, "prog", &TargetSpec::default()).unwrap();
+    let pipelines = [
+        "sroa",
+        "function(sroa,instcombine<no-verify-fixpoint>,gvn)",
+        "function(loop(licm))",
+        "default<O2>",
+        "function(sroa,trigger-crash-function)",
+        "function(trigger-verifier-error)",
+        "default<O2>",
+        "function(sroa,loop-mssa(licm),gvn)",
+    ];
+    for opt in [opt(), opt23()] {
+        let external = ExternalOpt::locate(std::path::Path::new(&opt)).unwrap();
+        let agent_program = AgentProgram { ir: program.clone(), ..Default::default() };
+        let mut runs = |worker_jobs: usize| {
+            let mut pool = Pool::external(1, Limits::default(), Vec::new(), &external, &agent_program).unwrap();
+            pool.set_worker_jobs(worker_jobs);
+            let runs: Vec<_> = pipelines
+                .iter()
+                .map(|p| {
+                    let job = JobSpec { verify_each: VerifyEach::Off, ..JobSpec::optimize(*p) };
+                    pool.run_one(&mut module, &job).unwrap()
+                })
+                .collect();
+            (runs, pool.forks())
+        };
+        let (each, each_forks) = runs(1);
+        let (worked, worker_forks) = runs(100);
+        assert_eq!(each_forks, pipelines.len() as u64, "{opt}");
+        assert_eq!(worker_forks, 3, "{opt}: the fatal error and the crash end a worker each");
+        for ((pipeline, a), b) in pipelines.iter().zip(&each).zip(&worked) {
+            assert_eq!((a.outcome, a.ir_hash, &a.message), (b.outcome, b.ir_hash, &b.message), "{opt}: {pipeline}");
+        }
+        let outcomes: Vec<&str> = worked.iter().map(|r| r.outcome.as_str()).collect();
+        assert_eq!(outcomes, ["ok", "ok", "fatal", "ok", "crash", "invalid-ir", "ok", "ok"], "{opt}");
+        assert_ne!(worked[0].ir_hash, worked[1].ir_hash, "{opt}");
+        assert_eq!(worked[3].ir_hash, worked[6].ir_hash, "{opt}: default<O2> on the first copy and on a later one");
+
+        // Thousands of functions: the agent finds its bitcode over the size a worker copies.
+        let large = dir.path().join("large.ll");
+        let text: String = (0..6000)
+            .map(|i| format!("define i32 @f{i}(i32 %x) {{\n  %y = add i32 %x, {i}\n  ret i32 %y\n}}\n"))
+            .collect();
+        std::fs::write(&large, &text).unwrap();
+        let mut large_module = IrModule::from_bytes(text.as_bytes(), "large", &TargetSpec::default()).unwrap();
+        let large_program = AgentProgram { ir: large, ..Default::default() };
+        let mut pool = Pool::external(1, Limits::default(), Vec::new(), &external, &large_program).unwrap();
+        for _ in 0..3 {
+            let run = pool.run_one(&mut large_module, &JobSpec::optimize("instcombine")).unwrap();
+            assert_eq!(run.outcome.as_str(), "ok", "{opt}: {:?}", run.message);
+        }
+        assert_eq!(pool.forks(), 3, "{opt}: a child per job");
+    }
+}

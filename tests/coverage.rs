@@ -406,3 +406,48 @@ fn a_worker_ends_after_a_job_whose_options_it_cannot_put_back() {
     assert_ne!(each[0], each[1], "the job's option changes what default<O2> makes");
     assert_eq!(forks, 2, "the first worker ends after the job that set the pool's option");
 }
+
+/// Jobs that only optimize, unobserved, share a worker from a program's second job on, each
+/// after the worker's first on a fresh copy: every job ends as in a child of its own, with
+/// the same IR. LLVM's fatal error and a crash end the worker. A program too large to copy
+/// cheaply gets a child per job.
+#[test]
+fn unobserved_jobs_of_a_small_program_share_a_worker() {
+    let _turn = turn();
+    let pipelines = [
+        "sroa",
+        "function(sroa,instcombine<no-verify-fixpoint>,gvn)",
+        "function(loop(licm))",
+        "default<O2>",
+        "function(sroa,trigger-crash-function)",
+        "function(trigger-verifier-error)",
+        "default<O2>",
+        "function(sroa,loop-mssa(licm),gvn)",
+    ];
+    let runs = |worker_jobs: usize, module: &mut IrModule, pipelines: &[&str]| {
+        let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+        pool.set_worker_jobs(worker_jobs);
+        let runs: Vec<Run> = pipelines
+            .iter()
+            .map(|p| pool.run_one(module, &JobSpec { verify_each: VerifyEach::Off, ..JobSpec::optimize(*p) }).unwrap())
+            .collect();
+        (runs, pool.forks())
+    };
+    let mut module = csmith();
+    let (each, each_forks) = runs(1, &mut module, &pipelines);
+    let (worked, worker_forks) = runs(100, &mut module, &pipelines);
+    assert_eq!(each_forks, pipelines.len() as u64);
+    assert_eq!(worker_forks, 4, "the first job in a child of its own; the fatal error and the crash end a worker each");
+    for ((pipeline, a), b) in pipelines.iter().zip(&each).zip(&worked) {
+        assert_eq!((a.outcome, a.ir_hash, &a.message), (b.outcome, b.ir_hash, &b.message), "{pipeline}");
+    }
+    let outcomes: Vec<&str> = worked.iter().map(|r| r.outcome.as_str()).collect();
+    assert_eq!(outcomes, ["ok", "ok", "fatal", "ok", "crash", "invalid-ir", "ok", "ok"]);
+
+    // Thousands of functions: its bitcode is over the size a worker copies.
+    let text: String =
+        (0..6000).map(|i| format!("define i32 @f{i}(i32 %x) {{\n  %y = add i32 %x, {i}\n  ret i32 %y\n}}\n")).collect();
+    let mut large = IrModule::from_bytes(text.as_bytes(), "large", &TargetSpec::default()).unwrap();
+    let (_, forks) = runs(100, &mut large, &["instcombine", "instcombine", "instcombine"]);
+    assert_eq!(forks, 3);
+}

@@ -292,12 +292,13 @@ impl IrModule {
     }
 
     /// Keep this module's bitcode for [`IrModule::fresh_copy`] (once; in the process that
-    /// forks the children which copy it).
-    pub fn keep_snapshot(&mut self) {
-        if self.snapshot.is_none() {
+    /// forks the children which copy it). Returns its size in bytes.
+    pub fn keep_snapshot(&mut self) -> usize {
+        let (module, _) = self.snapshot.get_or_insert_with(|| {
             let driver = self.driver.as_deref().map(bitcode_with_use_lists);
-            self.snapshot = Some((bitcode_with_use_lists(&self.module), driver));
-        }
+            (bitcode_with_use_lists(&self.module), driver)
+        });
+        module.len()
     }
 
     /// The module as it was when [`IrModule::keep_snapshot`] ran, in a context of its own,

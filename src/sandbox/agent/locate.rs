@@ -167,6 +167,7 @@ fn cached_agent(opt: &Path, version: &str) -> Result<PathBuf> {
             AGENT_SOURCE.as_bytes(),
             PIPELINE_SOURCE.as_bytes(),
             TRAPS_SOURCE.as_bytes(),
+            BUILD_SCRIPT.as_bytes(),
         ]
         .concat()
         .as_slice(),

@@ -169,47 +169,20 @@ impl Agent {
     }
 
     /// Fork a child in the agent for `job`, reporting on `fds` (message pipe, command pipe,
-    /// stdout, stderr). `llvm_args` are all the job's LLVM options.
+    /// stdout, stderr). `llvm_args` are all the job's LLVM options. With `copy_max` above
+    /// zero the child is a worker, which takes further jobs on its command pipe
+    /// ([`Agent::next_job_message`]), each on a copy of the program, if the program's
+    /// bitcode is at most that many bytes.
     pub(super) fn fork_child(
         &self,
         job: &JobSpec,
+        copy_max: usize,
         llvm_args: &[String],
         limits: &Limits,
         fds: &[RawFd],
     ) -> std::io::Result<libc::pid_t> {
-        let verify = match job.verify_each {
-            VerifyEach::Off => 0,
-            VerifyEach::Changed => 1,
-            VerifyEach::Every => 2,
-            VerifyEach::ChangedEachUnit => 3,
-        };
-        let exec = match job.exec {
-            ExecMode::Never => 0,
-            ExecMode::Always => 1,
-            ExecMode::AskParent => 2,
-        };
-        let focus = job.focus.as_ref();
-        let fields = [
-            verify.to_string(),
-            u8::from(job.emit_ir).to_string(),
-            exec.to_string(),
-            limits.memory_bytes.to_string(),
-            focus.map_or(String::new(), |f| f.pass.clone()),
-            focus.and_then(|f| f.element).map_or(-1, |e| e as i64).to_string(),
-            u8::from(job.empty_module).to_string(),
-            job.pipeline.clone(),
-        ];
         let mut payload = vec![b'R'];
-        let all = fields.iter().chain(llvm_args);
-        for (i, field) in all.enumerate() {
-            if field.contains('\0') {
-                return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in a job field"));
-            }
-            if i > 0 {
-                payload.push(0);
-            }
-            payload.extend_from_slice(field.as_bytes());
-        }
+        payload.extend(job_fields(job, copy_max, llvm_args, limits)?);
         let reply = self.request(&payload, fds)?;
         match reply.first() {
             Some(b'P') if reply.len() >= 5 => {
@@ -221,6 +194,16 @@ impl Agent {
             }
             _ => Err(std::io::Error::other(format!("the agent says: {}", String::from_utf8_lossy(&reply)))),
         }
+    }
+
+    /// What a worker forked by [`Agent::fork_child`] reads as its next job: `j`, the
+    /// fields' length, the fields.
+    pub(super) fn next_job_message(job: &JobSpec, llvm_args: &[String], limits: &Limits) -> std::io::Result<Vec<u8>> {
+        let fields = job_fields(job, 0, llvm_args, limits)?;
+        let mut message = vec![b'j'];
+        message.extend_from_slice(&(fields.len() as u32).to_le_bytes());
+        message.extend(fields);
+        Ok(message)
     }
 
     /// The wait status of a child of the agent that has ended (or is about to).
@@ -268,6 +251,45 @@ impl Agent {
     }
 }
 
+/// A job as the agent reads it (llvm-plugin/agent.cpp parseJob): NUL-separated fields.
+fn job_fields(job: &JobSpec, copy_max: usize, llvm_args: &[String], limits: &Limits) -> std::io::Result<Vec<u8>> {
+    let verify = match job.verify_each {
+        VerifyEach::Off => 0,
+        VerifyEach::Changed => 1,
+        VerifyEach::Every => 2,
+        VerifyEach::ChangedEachUnit => 3,
+    };
+    let exec = match job.exec {
+        ExecMode::Never => 0,
+        ExecMode::Always => 1,
+        ExecMode::AskParent => 2,
+    };
+    let focus = job.focus.as_ref();
+    let fields = [
+        verify.to_string(),
+        u8::from(job.emit_ir).to_string(),
+        exec.to_string(),
+        limits.memory_bytes.to_string(),
+        focus.map_or(String::new(), |f| f.pass.clone()),
+        focus.and_then(|f| f.element).map_or(-1, |e| e as i64).to_string(),
+        u8::from(job.empty_module).to_string(),
+        copy_max.to_string(),
+        job.pipeline.clone(),
+    ];
+    let mut payload = Vec::new();
+    let all = fields.iter().chain(llvm_args);
+    for (i, field) in all.enumerate() {
+        if field.contains('\0') {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in a job field"));
+        }
+        if i > 0 {
+            payload.push(0);
+        }
+        payload.extend_from_slice(field.as_bytes());
+    }
+    Ok(payload)
+}
+
 impl Drop for Agent {
     fn drop(&mut self) {
         // Closing the socket ends the agent's loop; its children die with it.
@@ -301,6 +323,7 @@ mod tests {
             ("ELEMENT", wire::ELEMENT),
             ("FOCUS", wire::FOCUS),
             ("ARGS_REJECTED", wire::ARGS_REJECTED),
+            ("JOB_END", wire::JOB_END),
         ];
         for (name, value) in ours {
             assert_eq!(tag(name), value, "TAG_{name}");
@@ -319,5 +342,6 @@ mod tests {
         for name in ["OPTIMIZING", "VERIFYING", "OPTIMIZED", "CODEGEN", "EXECUTING"] {
             assert!(phase(name), "PHASE_{name}");
         }
+        assert!(source.contains(&format!("LAST_JOB = {};", wire::LAST_JOB)), "LAST_JOB");
     }
 }
