@@ -8,6 +8,10 @@ use ctos::coverage::{Coverage, Granularity, Spectrum};
 use ctos::llvm::{CFrontend, IrModule, TargetSpec, VerifyEach};
 use ctos::sandbox::{ExecMode, Focus, JobSpec, Limits, Outcome, Pool, Run};
 
+mod common;
+
+use common::{many_functions_ir, ENDINGS, ENDINGS_OUTCOMES};
+
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// The turn of one test; a failed test does not take the others down with it.
@@ -414,16 +418,7 @@ fn a_worker_ends_after_a_job_whose_options_it_cannot_put_back() {
 #[test]
 fn unobserved_jobs_of_a_small_program_share_a_worker() {
     let _turn = turn();
-    let pipelines = [
-        "sroa",
-        "function(sroa,instcombine<no-verify-fixpoint>,gvn)",
-        "function(loop(licm))",
-        "default<O2>",
-        "function(sroa,trigger-crash-function)",
-        "function(trigger-verifier-error)",
-        "default<O2>",
-        "function(sroa,loop-mssa(licm),gvn)",
-    ];
+    let pipelines = ENDINGS;
     let runs = |worker_jobs: usize, module: &mut IrModule, pipelines: &[&str]| {
         let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
         pool.set_worker_jobs(worker_jobs);
@@ -442,12 +437,10 @@ fn unobserved_jobs_of_a_small_program_share_a_worker() {
         assert_eq!((a.outcome, a.ir_hash, &a.message), (b.outcome, b.ir_hash, &b.message), "{pipeline}");
     }
     let outcomes: Vec<&str> = worked.iter().map(|r| r.outcome.as_str()).collect();
-    assert_eq!(outcomes, ["ok", "ok", "fatal", "ok", "crash", "invalid-ir", "ok", "ok"]);
+    assert_eq!(outcomes, ENDINGS_OUTCOMES);
 
     // Thousands of functions: its bitcode is over the size a worker copies.
-    let text: String =
-        (0..6000).map(|i| format!("define i32 @f{i}(i32 %x) {{\n  %y = add i32 %x, {i}\n  ret i32 %y\n}}\n")).collect();
-    let mut large = IrModule::from_bytes(text.as_bytes(), "large", &TargetSpec::default()).unwrap();
+    let mut large = IrModule::from_bytes(many_functions_ir().as_bytes(), "large", &TargetSpec::default()).unwrap();
     let (_, forks) = runs(100, &mut large, &["instcombine", "instcombine", "instcombine"]);
     assert_eq!(forks, 3);
 }

@@ -416,8 +416,8 @@ impl Pool {
         Ok(id)
     }
 
-    /// The kind of worker that may run `job`, if one may, and whether a worker is worth
-    /// forking for it now. Forking costs most where a child runs briefly: observed jobs
+    /// The kind of worker that may run `job`, if one may. Forking costs most where a child
+    /// runs briefly: observed jobs
     /// (every child copies the code pages its first arrivals write back), and jobs that
     /// only optimize, a few milliseconds each, most of them in the agent's `opt`, whose
     /// children fault its dynamically linked LLVM back in. A job's own LLVM options are put
@@ -458,23 +458,19 @@ impl Pool {
 
     /// Give an idle worker `job`; the worker back if it cannot take it.
     fn hand_over(&mut self, mut child: Child, job: &JobSpec, id: JobId, started: Instant) -> Result<(), Child> {
-        let message = match &self.agent {
+        // The agent's workers read its request's fields, ours the job as JSON.
+        let body = match &self.agent {
             Some(_) => {
                 let args: Vec<String> = self.llvm_args.iter().chain(&job.llvm_args).cloned().collect();
-                match Agent::next_job_message(job, &args, &self.limits) {
-                    Ok(message) => message,
-                    Err(_) => return Err(child),
-                }
+                Agent::worker_job(job, &args, &self.limits)
             }
-            None => {
-                let json = serde_json::to_vec(job).expect("serializable");
-                let mut message = Vec::with_capacity(5 + json.len());
-                message.push(b'j');
-                message.extend_from_slice(&(json.len() as u32).to_le_bytes());
-                message.extend_from_slice(&json);
-                message
-            }
+            None => Ok(serde_json::to_vec(job).expect("serializable")),
         };
+        let Ok(body) = body else { return Err(child) };
+        let mut message = Vec::with_capacity(5 + body.len());
+        message.push(b'j');
+        message.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        message.extend_from_slice(&body);
         let Some(cmd) = &child.cmd else { return Err(child) };
         // The pipe stays the child's: borrowed for the write, not closed after it.
         let mut pipe = std::mem::ManuallyDrop::new(unsafe { File::from_raw_fd(cmd.as_raw_fd()) });

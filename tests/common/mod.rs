@@ -21,6 +21,27 @@ pub fn csmith() -> String {
     root().join("tests/data/csmith-12345.c").display().to_string()
 }
 
+/// Pipelines that end in every way a worker must outlive or not: LLVM's fatal error (LICM
+/// without MemorySSA), a crash, IR broken by the end, and good ones (`default<O2>` twice).
+pub const ENDINGS: [&str; 8] = [
+    "sroa",
+    "function(sroa,instcombine<no-verify-fixpoint>,gvn)",
+    "function(loop(licm))",
+    "default<O2>",
+    "function(sroa,trigger-crash-function)",
+    "function(trigger-verifier-error)",
+    "default<O2>",
+    "function(sroa,loop-mssa(licm),gvn)",
+];
+
+/// How [`ENDINGS`] end, unverified between passes (`Outcome::as_str`).
+pub const ENDINGS_OUTCOMES: [&str; 8] = ["ok", "ok", "fatal", "ok", "crash", "invalid-ir", "ok", "ok"];
+
+/// IR text of thousands of small functions: its bitcode is larger than a worker copies.
+pub fn many_functions_ir() -> String {
+    (0..6000).map(|i| format!("define i32 @f{i}(i32 %x) {{\n  %y = add i32 %x, {i}\n  ret i32 %y\n}}\n")).collect()
+}
+
 /// What headless Chromium makes of a page: its console messages (errors, failed loads)
 /// and the DOM it built. The network is cut off, so a page that needs it shows here.
 pub struct Loaded {

@@ -171,7 +171,7 @@ impl Agent {
     /// Fork a child in the agent for `job`, reporting on `fds` (message pipe, command pipe,
     /// stdout, stderr). `llvm_args` are all the job's LLVM options. With `copy_max` above
     /// zero the child is a worker, which takes further jobs on its command pipe
-    /// ([`Agent::next_job_message`]), each on a copy of the program, if the program's
+    /// ([`Agent::worker_job`]), each on a copy of the program, if the program's
     /// bitcode is at most that many bytes.
     pub(super) fn fork_child(
         &self,
@@ -196,14 +196,10 @@ impl Agent {
         }
     }
 
-    /// What a worker forked by [`Agent::fork_child`] reads as its next job: `j`, the
-    /// fields' length, the fields.
-    pub(super) fn next_job_message(job: &JobSpec, llvm_args: &[String], limits: &Limits) -> std::io::Result<Vec<u8>> {
-        let fields = job_fields(job, 0, llvm_args, limits)?;
-        let mut message = vec![b'j'];
-        message.extend_from_slice(&(fields.len() as u32).to_le_bytes());
-        message.extend(fields);
-        Ok(message)
+    /// A further job for a worker forked by [`Agent::fork_child`]: the request's fields,
+    /// which the worker reads from its command pipe after `j` and their length.
+    pub(super) fn worker_job(job: &JobSpec, llvm_args: &[String], limits: &Limits) -> std::io::Result<Vec<u8>> {
+        job_fields(job, 0, llvm_args, limits)
     }
 
     /// The wait status of a child of the agent that has ended (or is about to).
