@@ -537,7 +537,8 @@ struct Agent {
     std::unique_ptr<LLVMContext> CopyContext;
     std::unique_ptr<Module> Copy;
     Module *Target = &M;
-    // Its later jobs carry the options of the first, which are set already.
+    // Its later jobs carry no options: those of the first stay set, and ctos gives a worker
+    // no job with options of its own.
     Request Job = R;
     while (true) {
       runJob(*Target, Job);

@@ -460,10 +460,7 @@ impl Pool {
     fn hand_over(&mut self, mut child: Child, job: &JobSpec, id: JobId, started: Instant) -> Result<(), Child> {
         // The agent's workers read its request's fields, ours the job as JSON.
         let body = match &self.agent {
-            Some(_) => {
-                let args: Vec<String> = self.llvm_args.iter().chain(&job.llvm_args).cloned().collect();
-                Agent::worker_job(job, &args, &self.limits)
-            }
+            Some(_) => Agent::worker_job(job, &self.limits),
             None => Ok(serde_json::to_vec(job).expect("serializable")),
         };
         let Ok(body) = body else { return Err(child) };

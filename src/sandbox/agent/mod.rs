@@ -197,9 +197,11 @@ impl Agent {
     }
 
     /// A further job for a worker forked by [`Agent::fork_child`]: the request's fields,
-    /// which the worker reads from its command pipe after `j` and their length.
-    pub(super) fn worker_job(job: &JobSpec, llvm_args: &[String], limits: &Limits) -> std::io::Result<Vec<u8>> {
-        job_fields(job, 0, llvm_args, limits)
+    /// which the worker reads from its command pipe after `j` and their length. Without
+    /// LLVM options: the worker keeps those of its first job, and takes no job that sets
+    /// options of its own.
+    pub(super) fn worker_job(job: &JobSpec, limits: &Limits) -> std::io::Result<Vec<u8>> {
+        job_fields(job, 0, &[], limits)
     }
 
     /// The wait status of a child of the agent that has ended (or is about to).
