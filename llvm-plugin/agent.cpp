@@ -86,6 +86,8 @@ enum Tag : uint8_t {
   TAG_FOCUS = 11,
   TAG_ARGS_REJECTED = 12,
   TAG_JOB_END = 13,
+  TAG_PASS_RUNS = 15,
+  TAG_PASS_RUN = 16,
 };
 const uint8_t LAST_JOB = 1;
 enum Phase : uint8_t { PHASE_OPTIMIZING = 1, PHASE_VERIFYING = 2, PHASE_OPTIMIZED = 3, PHASE_CODEGEN = 4, PHASE_EXECUTING = 5 };
@@ -133,6 +135,25 @@ void onElement(int Index) {
 
 void onFocusOpened(const char *Name, size_t Len) { sendMsg(TAG_FOCUS, Name, uint32_t(Len)); }
 
+void putU32(std::string &Out, uint32_t V) {
+  for (int I = 0; I < 4; ++I)
+    Out.push_back(char(uint8_t(V >> (8 * I))));
+}
+
+void onPassRuns(int Count) {
+  std::string B;
+  putU32(B, uint32_t(Count));
+  sendMsg(TAG_PASS_RUNS, B);
+}
+
+void onPassRun(int Index, int Element, const char *Name, size_t Len) {
+  std::string B;
+  putU32(B, uint32_t(Index));
+  putU32(B, uint32_t(Element));
+  B.append(Name, Len);
+  sendMsg(TAG_PASS_RUN, B);
+}
+
 void onFatal(void *, const char *Reason, bool) {
   sendMsg(TAG_FATAL, Reason ? StringRef(Reason) : StringRef("(no message)"));
   _exit(77);
@@ -171,6 +192,9 @@ void onCrash(int Signal, siginfo_t *Info, void *Context) {
       Used += 8;
     }
   sendMsg(TAG_CRASH, Buf, uint32_t(Used));
+  // ctos asked where a hanging optimizer is (src/sandbox/pool.rs), and ends the child.
+  if (Signal == SIGXCPU)
+    _exit(128 + Signal);
   // SA_RESETHAND restored the default action; unblock and re-raise so that ctos sees the
   // signal itself.
   sigset_t Set;
@@ -202,7 +226,7 @@ void installCrashHandlers() {
   Action.sa_sigaction = onCrash;
   Action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
   sigemptyset(&Action.sa_mask);
-  for (int S : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS})
+  for (int S : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGXCPU})
     sigaction(S, &Action, nullptr);
   // backtrace() loads the unwinder on first use; not inside a signal handler.
   void *Warm[1];
@@ -256,6 +280,8 @@ struct Request {
   uint64_t MemoryBytes = 0;
   std::string Focus;
   int FocusElement = -1;
+  // Runs of passes counted (0) or limited (N > 0), as CtosPassWatch's run_limit; -1: not.
+  int RunLimit = -1;
   // Check the pipeline and flags on an empty module, not the program.
   bool Empty = false;
   // Run further jobs after this one, each on a fresh copy of the program, if its bitcode
@@ -281,7 +307,7 @@ std::vector<std::string> splitFields(const char *Data, size_t Len) {
 // there are too few.
 bool parseJob(const char *Data, size_t Len, Request &R) {
   auto F = splitFields(Data, Len);
-  if (F.size() < 9)
+  if (F.size() < 10)
     return false;
   R.Verify = atoi(F[0].c_str());
   R.EmitIr = F[1] == "1";
@@ -291,8 +317,9 @@ bool parseJob(const char *Data, size_t Len, Request &R) {
   R.FocusElement = atoi(F[5].c_str());
   R.Empty = F[6] == "1";
   R.WorkerCopyMax = strtoull(F[7].c_str(), nullptr, 10);
-  R.Pipeline = F[8];
-  R.Args.assign(F.begin() + 9, F.end());
+  R.RunLimit = atoi(F[8].c_str());
+  R.Pipeline = F[9];
+  R.Args.assign(F.begin() + 10, F.end());
   return true;
 }
 
@@ -394,6 +421,7 @@ struct Agent {
       return "cannot create a target machine for '" + TT.str() + "' cpu '" + Cpu + "'";
     if (M.getDataLayout().isDefault())
       M.setDataLayout(Machine->createDataLayout());
+    ctosSetFunctionAttributes(M, Cpu, Features);
     ctosBuildSubtargets(M, Machine);
     return "";
   }
@@ -578,8 +606,8 @@ struct Agent {
     setPhase(PHASE_OPTIMIZING);
     auto T = std::chrono::steady_clock::now();
     if (!R.Pipeline.empty()) {
-      CtosPassWatch Watch = {onElement, onFocusOpened, R.Focus.empty() ? nullptr : R.Focus.c_str(), R.FocusElement,
-                             &Gate};
+      CtosPassWatch Watch = {onElement,  onFocusOpened, R.Focus.empty() ? nullptr : R.Focus.c_str(),
+                             R.FocusElement, &Gate, R.RunLimit, onPassRuns, onPassRun};
       if (!R.Focus.empty())
         Gate = 0;
       if (auto Err = ctosRunPasses(Mod, R.Pipeline, Machine, R.Verify, &Watch)) {

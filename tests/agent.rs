@@ -151,6 +151,27 @@ fn wrong_code_from_the_slp_vectorizer_differs_from_the_reference_inside_and_outs
     }
 }
 
+/// The scalarizer reads past a vector on its stack: the agent paints the stack of its
+/// children as the in-process engine does, so the read faults inside opt-22 too.
+#[cfg(not(feature = "llvm19"))]
+#[test]
+fn a_pass_reading_past_a_stack_vector_crashes_inside_and_outside() {
+    let [(_, inside), (_, outside)] =
+        both(&strings(&[&bug("179880", "repro.ll"), "-p", "function(scalarizer<load-store>,dce)"]));
+    assert_eq!(inside[0]["outcome"], "crash", "{}", inside[0]);
+    assert_eq!(outside[0]["outcome"], "crash", "{}", outside[0]);
+}
+
+/// A module of another target, with -mattr: both engines write the features on its
+/// functions as opt does, and optimize under that target's cost model.
+#[test]
+fn a_module_of_another_target_gives_one_ir_inside_and_outside() {
+    let program = root().join("tests/data/targets/riscv64.ll").display().to_string();
+    let [(_, inside), (_, outside)] = both(&strings(&[&program, "-p", "loop-vectorize", "--llvm-arg=-mattr=+v"]));
+    assert_eq!(inside[0]["outcome"], "ok", "{}", inside[0]);
+    assert_eq!(inside[0]["ir_hash"], outside[0]["ir_hash"], "{} | {}", inside[0], outside[0]);
+}
+
 #[cfg(feature = "llvm19")]
 #[test]
 fn a_crash_in_loop_simplifycfg_is_a_crash_with_frames_inside_and_outside() {

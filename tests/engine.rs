@@ -81,6 +81,26 @@ fn a_pipeline_over_its_time_limit_is_a_timeout() {
 /// worker's: its end is reported as a child per job's would be.
 const WITH_AND_WITHOUT_WORKERS: [&[&str]; 2] = [&[], &["--coverage", "functions"]];
 
+/// A hanging optimizer is asked for its stack before it is killed: where it loops.
+#[test]
+fn a_hang_reports_where_the_optimizer_was_when_stopped() {
+    let program = common::root().join("tests/data/unroll-hang.ll");
+    let lines = run_json(&[
+        program.to_str().unwrap(),
+        "-p",
+        "loop-unroll",
+        "--llvm-arg=-unroll-threshold=1000000000",
+        "--llvm-arg=-unroll-full-max-count=100000000",
+        "--opt-timeout",
+        "1",
+    ]);
+    let l = &lines[0];
+    assert_eq!(l["outcome"], "timeout", "{l}");
+    assert_eq!(l["signal"], Value::Null, "a hang has no signal of its own: {l}");
+    let frames: Vec<&str> = l["crash_frames"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert!(frames.iter().any(|f| f.contains("LoopUnroll") || f.contains("UnrollLoop")), "{frames:?}");
+}
+
 #[test]
 fn a_program_killed_by_a_signal_reports_the_signal_not_an_exit_code() {
     let c = write_temp("fpe.c", "int main(void) { volatile int z = 0; return 7 / z; }\n");
@@ -293,6 +313,59 @@ fn exec_needs_a_main() {
     assert!(out.stderr.contains("needs a main function"), "{}", out.stderr);
 }
 
+/// Every target Debian's `opt` has is linked and initialized: a module for another target
+/// is optimized under that target's cost models, with `-mattr=` written on its functions as
+/// `opt` writes it, and comes out as `opt`'s does (and unlike the same module for x86).
+#[test]
+fn modules_for_other_targets_give_the_ir_opt_gives() {
+    let major = ctos::llvm::version().0;
+    let cases = [
+        ("riscv64.ll", "loop-vectorize", Some("-mattr=+v")),
+        ("aarch64.ll", "loop-vectorize", None),
+        ("nvptx64.ll", "infer-address-spaces", None),
+    ];
+    let body = |s: &str| s.lines().filter(|l| !l.starts_with("; ModuleID")).collect::<Vec<_>>().join("\n");
+    for (file, pipeline, flag) in cases {
+        let program = common::root().join("tests/data/targets").join(file);
+        let opt_ir = |extra: &[&str]| {
+            let out = Command::new(format!("/usr/lib/llvm-{major}/bin/opt"))
+                .args(flag)
+                .args(extra)
+                .arg(format!("-passes={pipeline}"))
+                .args(["-S", "-o", "-"])
+                .arg(&program)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "opt-{major} on {file}: {}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let dir = std::env::temp_dir().join(format!("ctos-targets-{}-{file}", std::process::id()));
+        let mut args = vec![program.to_str().unwrap(), "-p", pipeline, "--emit-ir", dir.to_str().unwrap()];
+        let arg = flag.map(|f| format!("--llvm-arg={f}"));
+        args.extend(arg.as_deref());
+        let lines = run_json(&args);
+        assert_eq!(lines[0]["outcome"], "ok", "{file}: {}", lines[0]);
+        let ours = std::fs::read_to_string(dir.join("0000.ll")).unwrap();
+        assert!(body(&ours) == body(&opt_ir(&[])), "ctos and opt-{major} disagree on {file}:\n{ours}");
+        let for_x86 = opt_ir(&["-mtriple=x86_64-unknown-linux-gnu"]);
+        assert!(body(&ours) != body(&for_x86), "{pipeline} does the same to {file} for x86: the test shows nothing");
+    }
+}
+
+#[test]
+fn programs_of_another_target_are_not_executed_here() {
+    let program = write_temp(
+        "riscv-main.ll",
+        "target triple = \"riscv64-unknown-linux-gnu\"\ndefine i32 @main() {\n  ret i32 3\n}\n",
+    );
+    let out = ctos(&["run", program.to_str().unwrap(), "-p", "instcombine", "--exec"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("on this host") && out.stderr.contains("riscv64"), "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    let lines = run_json(&[program.to_str().unwrap(), "-p", "instcombine"]);
+    assert_eq!(lines[0]["outcome"], "ok");
+}
+
 #[cfg(feature = "llvm22")]
 mod llvm22_bugs {
     use super::*;
@@ -322,6 +395,17 @@ mod llvm22_bugs {
         }
         assert_eq!(messages[0], messages[1]);
         assert!(messages[0].contains("after pass \"SLPVectorizerPass\""), "{}", messages[0]);
+    }
+
+    /// The scalarizer reads 800 bytes past a vector on the stack and uses what it finds
+    /// as a value; plain opt-22 aborts or not by the luck of its stack. A child paints its
+    /// stack with poison before the passes run, so the read value faults every time.
+    #[test]
+    fn bug_179880_scalarizer_reading_past_a_stack_vector_crashes_every_time() {
+        for _ in 0..3 {
+            let lines = run_json(&[&bug("179880", "repro.ll"), "-p", "function(scalarizer<load-store>,dce)"]);
+            assert_eq!(lines[0]["outcome"], "crash", "{}", lines[0]);
+        }
     }
 
     #[test]

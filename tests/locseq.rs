@@ -100,6 +100,34 @@ fn a_program_search_without_witnesses_says_so() {
     assert!(notes.contains("no bug-free mutant found"), "{notes}");
 }
 
+/// A bug folder in the bench's format whose `type` is crash, as its user calls an
+/// `LLVM ERROR`, and whose oracle's pattern names that error: the pattern decides, and the
+/// fatal error is the failure under study.
+#[test]
+fn a_crash_folder_whose_pattern_names_an_llvm_error_isolates_as_that_fatal_error() {
+    let folder = temp("llvm-error-folder");
+    std::fs::create_dir_all(&folder).unwrap();
+    let sum = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/sum.c");
+    let ir = Command::new("/usr/lib/llvm-".to_string() + &ctos::llvm::version().0.to_string() + "/bin/clang")
+        .args(["-O0", "-Xclang", "-disable-O0-optnone", "-emit-llvm", "-S", "-o"])
+        .arg(folder.join("repro.ll"))
+        .arg(&sum)
+        .status()
+        .unwrap();
+    assert!(ir.success());
+    std::fs::write(folder.join("seq.txt"), "function(loop(licm))\n").unwrap();
+    std::fs::write(folder.join("meta.json"), r#"{"type": "crash", "title": "opt crashes", "fix_files": []}"#).unwrap();
+    let conf = "TYPE=\"crash\"\nPATTERN='LLVM ERROR: LICM requires MemorySSA'\nEXTRA=\"\"\n";
+    std::fs::write(folder.join("oracle.conf"), conf).unwrap();
+    let report = isolate(&[folder.to_str().unwrap(), "--max-evals", "40"]);
+    assert_eq!(report["isolation"]["failure"]["kind"], "fatal", "{}", report["isolation"]);
+    // Without the pattern the folder's kind decides, and a fatal error is no crash.
+    std::fs::write(folder.join("oracle.conf"), "TYPE=\"crash\"\nPATTERN=''\n").unwrap();
+    let out = locseq(&["isolate", folder.to_str().unwrap(), "--max-evals", "40"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("expected a crash failure, but the run shows fatal"), "{}", out.stderr);
+}
+
 #[test]
 fn bad_oracles_and_options_are_clear_errors() {
     let seq = bug("191714", "seq.txt");
@@ -298,10 +326,12 @@ mod llvm22 {
         assert!(summary["culprit_file_baseline"]["top1"].as_u64().is_some() && summary["spectrum_only"]["bugs"] == 1);
     }
 
-    /// A failure that is a hang: candidates are cut at a limit derived from the sequence's
-    /// own speed, not at --opt-timeout, and --time bounds the whole isolation.
+    /// A failure that is a hang, at the default --opt-timeout of a minute: the first run
+    /// is cut where the budget affords it, candidates at a limit derived from the
+    /// sequence's own speed, --time bounds the whole isolation, and the search makes
+    /// evaluations. The stack the hanging child reported when stopped is evidence.
     #[test]
-    fn a_hang_is_isolated_within_twice_its_time_budget() {
+    fn a_hang_is_isolated_within_twice_its_time_budget_with_evaluations_and_its_stack() {
         let seq = temp("hang-seq.txt");
         std::fs::write(&seq, "loop-unroll\n").unwrap();
         let program = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/unroll-hang.ll");
@@ -312,21 +342,46 @@ mod llvm22 {
             program.to_str().unwrap(),
             "--llvm-arg=-unroll-threshold=1000000000",
             "--llvm-arg=-unroll-full-max-count=100000000",
-            "--opt-timeout",
-            "3",
             "--time",
             "20",
             "--json",
         ]);
         let seconds = started.elapsed().as_secs_f64();
         assert_eq!(out.code, 0, "{}", out.stderr);
-        let summary = records(&out).pop().unwrap();
+        let lines = records(&out);
+        let summary = lines.last().unwrap();
         assert_eq!(summary["failure"]["kind"], "timeout", "{summary}");
         assert!(summary["notes"].to_string().contains("counts as hanging"), "{}", summary["notes"]);
         assert!(seconds < 40.0, "took {seconds:.1} s for --time 20");
         let phases = summary["seconds_by_phase"].as_object().unwrap();
         let names: Vec<&str> = phases.keys().map(String::as_str).collect();
         assert_eq!(names, ["reproduce", "reduce", "culprit", "failing-trace", "search", "rank"]);
+        assert!(phases["reproduce"].as_f64().unwrap() < 10.0, "{phases:?}");
+        assert!(summary["stats"]["evaluations"].as_u64().unwrap() > 0, "{}", summary["stats"]);
+        let on_stack = lines.iter().filter(|l| l["type"] == "file" && l["evidence"]["stack_depth"].is_u64()).count();
+        assert!(on_stack > 0, "no ranked file is on the hang's stack: {}", out.stdout);
+    }
+
+    /// The failure needs indvars and loop-simplifycfg in one loop adaptor (each in its own, no
+    /// check fails): counting the passes' runs as -opt-bisect-limit does names the run after
+    /// which it first shows.
+    #[test]
+    fn a_failure_needing_two_loop_passes_in_one_adaptor_names_the_run_after_which_it_shows() {
+        let seq = temp("adaptor-seq.txt");
+        std::fs::write(&seq, "function(loop(indvars,loop-simplifycfg))\n").unwrap();
+        let program = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/scev-stale-187472.ll");
+        let report = isolate(&[
+            seq.to_str().unwrap(),
+            program.to_str().unwrap(),
+            "--llvm-arg=-ctos-check-preserved=scev",
+            "--max-evals",
+            "40",
+        ]);
+        let culprit = &report["isolation"]["culprit"];
+        assert_eq!(culprit["method"], "pass-runs", "{culprit}");
+        assert!(["indvars", "loop-simplifycfg"].contains(&culprit["name"].as_str().unwrap()), "{culprit}");
+        assert!(culprit["run"].as_u64().unwrap() >= 1, "{culprit}");
+        assert_eq!(culprit["pipeline"], "function(loop(indvars,loop-simplifycfg))", "{culprit}");
     }
 
     /// A bug whose sequence does not fail here is listed as skipped, with the reason;
@@ -366,6 +421,20 @@ mod llvm19 {
         assert_eq!((first["rank"].as_u64(), first["evidence"]["placed"].as_str()), (Some(1), Some("culprit")));
         // The pass crashed in its own code: its file is at the top of the stack.
         assert_eq!(first["evidence"]["stack_depth"], 0, "{first}");
+    }
+
+    /// loop-fusion leaves a dangling instruction behind, and opt-19 reads it after the
+    /// pass. Freed memory is poisoned and glibc's thread cache is off in children, so the
+    /// read faults inside the pass, the same way in every child and worker, under block
+    /// coverage too: the one pass is the culprit, and its file ranks first.
+    #[test]
+    fn bug_166356_fails_alike_under_block_coverage_and_names_loop_fusion() {
+        let report = isolate(&[&bug("166356", "seq.txt"), &bug("166356", "repro.ll"), "--granularity", "blocks"]);
+        let i = &report["isolation"];
+        assert_eq!(i["failure"]["kind"], "crash", "{i}");
+        assert_eq!(i["culprit"]["name"], "loop-fusion", "{}", i["culprit"]);
+        assert_eq!(i["stats"]["other_failures"], 0, "{}", i["stats"]);
+        assert_eq!(rank_of(&report, "llvm/lib/Transforms/Scalar/LoopFuse.cpp"), Some(1));
     }
 
     /// 123550's fix is in ScalarEvolution, which indvars asks: the culprit's own file

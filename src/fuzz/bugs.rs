@@ -63,7 +63,7 @@ impl Loaded {
         let mut limits = c.config.limits();
         limits.exec_timeout = limits.exec_timeout.min(Duration::from_secs(5));
         let mut subject = load(c, &program, limits)?;
-        let reference = if subject.module.has_main() { Some(subject.reference()?) } else { None };
+        let reference = if subject.module.can_execute() { Some(subject.reference()?) } else { None };
         Ok(Loaded { program, subject, reference })
     }
 }

@@ -46,7 +46,7 @@ impl<'a> CrossCheck<'a> {
         let spec = SubjectSpec::new(program.clone(), &self.config.llvm_options()).with_llvm(&self.llvm)?;
         let mut subject =
             Subject::load(&spec, 1, self.config.limits()).with_context(|| format!("loading {}", program.display()))?;
-        let reference = if subject.module.has_main() { Some(subject.reference()?) } else { None };
+        let reference = if subject.module.can_execute() { Some(subject.reference()?) } else { None };
         let exec = if reference.is_some() { ExecMode::Always } else { ExecMode::Never };
         let job = JobSpec { verify_each: self.config.verify_each, exec, ..JobSpec::optimize(pipeline) };
         let run = subject.pool.run_one(&mut subject.module, &job)?;

@@ -128,7 +128,7 @@ fn first_part(message: &str) -> String {
 fn judge(program: &Path, pipeline: &str, r: &Reproducer, llvm: &Llvm, answer: &mut FiresOn) -> anyhow::Result<()> {
     let spec = SubjectSpec::new(program, r.llvm_args).with_llvm(llvm)?;
     let mut subject = Subject::load(&spec, 1, r.limits)?;
-    let reference = if subject.module.has_main() { Some(subject.reference()?) } else { None };
+    let reference = if subject.module.can_execute() { Some(subject.reference()?) } else { None };
     let exec = if reference.is_some() { ExecMode::Always } else { ExecMode::Never };
     let job = JobSpec { verify_each: r.verify_each, exec, ..JobSpec::optimize(pipeline) };
     let run = subject.pool.run_one(&mut subject.module, &job)?;

@@ -154,7 +154,7 @@ impl Interesting {
         let fill = (wrong_code && !is_c).then_some(FILLS[0]);
         // Only a failure of the program's behaviour needs it run: a crash is judged by
         // the optimizer alone, which halves each test of a crash's reduction.
-        let reference = match oracle.needs_execution() && subject.module.has_main() {
+        let reference = match oracle.needs_execution() && subject.module.can_execute() {
             true => reference_execution_filled(&mut subject.pool, &mut subject.module, fill).ok(),
             false => None,
         };

@@ -77,7 +77,7 @@ pub(super) fn test_iteration(c: &mut Campaign, iteration: i64) -> Result<bool> {
 /// The reference execution of `program` (from the store, or run now), or None when the
 /// program has no `main`: then only the optimizer is judged. `Err` skips the program.
 fn reference_of(c: &Campaign, program: &ProgramRow, subject: &mut Subject) -> Result<Option<Execution>, String> {
-    if !subject.module.has_main() || !super::pool::executes(&program.origin) {
+    if !subject.module.can_execute() || !super::pool::executes(&program.origin) {
         return Ok(None);
     }
     if let Ok(Some(json)) = c.store.reference(program.id) {

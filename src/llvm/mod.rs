@@ -16,7 +16,8 @@ use inkwell::targets::{InitializationConfig, Target, TargetMachine};
 pub use cfg::{opcode_name, BlockCfg, FunctionCfg};
 pub use frontend::{clang_for_this_llvm, linked_opt, opt_hidden_options, print_pipeline_passes, CFrontend};
 pub use module::{
-    opt_driver_flag_refusal, CheckedAnalysis, IrModule, LoadError, PassWatch, PipelineStop, TargetSpec, VerifyEach,
+    opt_driver_flag_refusal, CheckedAnalysis, IrModule, LoadError, PassRuns, PassWatch, PipelineStop, TargetSpec,
+    VerifyEach,
 };
 pub use mutation::{ir_site_count, ir_text_of, mutate_ir, ConstChange, IrEdit, IrFlag, IrMutation, UnaryWrap};
 pub use process::{
@@ -39,6 +40,12 @@ pub fn init() {
     static INIT: Once = Once::new();
     INIT.call_once(|| {
         Target::initialize_native(&InitializationConfig::default()).expect("LLVM has no native target");
+        unsafe {
+            use inkwell::llvm_sys::target::*;
+            LLVM_InitializeAllTargetInfos();
+            LLVM_InitializeAllTargets();
+            LLVM_InitializeAllTargetMCs();
+        }
         unsafe { inkwell::llvm_sys::execution_engine::LLVMLinkInMCJIT() };
     });
 }

@@ -79,6 +79,11 @@ extern "C" {
         machine: inkwell::llvm_sys::target_machine::LLVMTargetMachineRef,
     );
     fn ctos_ir_hash(module: inkwell::llvm_sys::prelude::LLVMModuleRef) -> u64;
+    fn ctos_set_function_attributes(
+        module: inkwell::llvm_sys::prelude::LLVMModuleRef,
+        cpu: *const std::ffi::c_char,
+        features: *const std::ffi::c_char,
+    );
     fn ctos_bitcode_with_use_lists(
         module: inkwell::llvm_sys::prelude::LLVMModuleRef,
     ) -> inkwell::llvm_sys::prelude::LLVMMemoryBufferRef;
@@ -92,6 +97,9 @@ struct RawPassWatch {
     focus: *const std::ffi::c_char,
     focus_element: i32,
     gate: *mut i32,
+    run_limit: i32,
+    pass_runs: Option<extern "C" fn(i32)>,
+    pass_run: Option<extern "C" fn(i32, i32, *const std::ffi::c_char, usize)>,
 }
 
 /// What to watch while a pipeline runs. The callbacks run inside LLVM's pass manager
@@ -107,6 +115,20 @@ pub struct PassWatch<'a> {
     /// Set to 1 while a run of the focus pass is on the stack, 0 otherwise; left alone
     /// without a focus.
     pub gate: &'a std::sync::atomic::AtomicI32,
+    /// Count the runs of passes that may be skipped, as `-opt-bisect-limit` counts them:
+    /// see [`PassRuns`].
+    pub runs: Option<PassRuns>,
+}
+
+/// Counting pass runs (pipeline.h's CtosPassWatch).
+#[derive(Debug, Clone, Copy)]
+pub struct PassRuns {
+    /// 0: run them all; N > 0: skip every run after the Nth, and call `nth` as it starts.
+    /// `count` gets the number of runs counted, skipped ones too, at the end.
+    pub limit: u32,
+    pub count: extern "C" fn(i32),
+    /// The Nth run: its number, its top-level element, its pipeline name.
+    pub nth: extern "C" fn(i32, i32, *const std::ffi::c_char, usize),
 }
 
 /// Which target to optimize for. Defaults match `opt`: the module's triple (the host's
@@ -140,6 +162,19 @@ impl TargetSpec {
             }
         }
         (target, rest)
+    }
+
+    /// The CPU and features as LLVM gets them: `native` is the host's CPU, with the
+    /// host's features unless some are given.
+    fn resolved(&self) -> (String, String) {
+        if self.cpu != "native" {
+            return (self.cpu.clone(), self.features.clone());
+        }
+        let features = match self.features.is_empty() {
+            true => TargetMachine::get_host_cpu_features().to_string(),
+            false => self.features.clone(),
+        };
+        (super::host_cpu(), features)
     }
 }
 
@@ -259,6 +294,7 @@ impl IrModule {
         let base = std::path::Path::new(name).file_name().map_or(name.to_string(), |b| b.to_string_lossy().into());
         module.set_name(&base);
         let machine = configure_target(&module, target)?;
+        set_function_attributes(&module, target)?;
         module
             .verify()
             .map_err(|m| LoadError::Invalid { path: name.to_string(), message: first_lines(&m.to_string(), 3) })?;
@@ -280,7 +316,9 @@ impl IrModule {
     /// the library-function table, cost-model tables) is initialized then, for every
     /// child forked afterwards (see src/sandbox/pool.rs).
     pub fn warm_up(&self) {
-        if let Ok(mut small) = IrModule::from_bytes(WARM_UP_IR.as_bytes(), "warm-up", &self.target) {
+        // The module's triple: a target's features mean nothing to another target.
+        let target = TargetSpec { triple: Some(self.triple()), ..self.target.clone() };
+        if let Ok(mut small) = IrModule::from_bytes(WARM_UP_IR.as_bytes(), "warm-up", &target) {
             small.machine = Rc::clone(&self.machine);
             let _ = small.run_pipeline("default<O3>", VerifyEach::Off, None);
         }
@@ -356,6 +394,21 @@ impl IrModule {
         defines(&self.module) || self.driver.as_deref().is_some_and(defines)
     }
 
+    /// Whether this module is for the host's architecture: programs execute on this host
+    /// only (the JIT has no other target's machine to run on).
+    pub fn for_host(&self) -> bool {
+        let arch = |triple: &str| match triple.split('-').next().unwrap_or("") {
+            "amd64" => "x86_64".to_string(),
+            a => a.to_string(),
+        };
+        arch(&self.triple()) == arch(&super::host_triple())
+    }
+
+    /// Whether its `main` can run here: it has one, for this host (see [`IrModule::for_host`]).
+    pub fn can_execute(&self) -> bool {
+        self.has_main() && self.for_host()
+    }
+
     pub fn triple(&self) -> String {
         self.module.get_triple().as_str().to_string_lossy().into_owned()
     }
@@ -406,6 +459,9 @@ impl IrModule {
             focus: focus.as_ref().map_or(std::ptr::null(), |f| f.as_ptr()),
             focus_element: w.focus.and_then(|(_, e)| e).map_or(-1, |e| e as i32),
             gate: w.gate.as_ptr(),
+            run_limit: w.runs.map_or(-1, |r| r.limit.min(i32::MAX as u32) as i32),
+            pass_runs: w.runs.map(|r| r.count),
+            pass_run: w.runs.map(|r| r.nth),
         });
         let raw_ptr = raw.as_ref().map_or(std::ptr::null(), |r| r as *const RawPassWatch);
         let mut failed: *mut std::ffi::c_char = std::ptr::null_mut();
@@ -544,6 +600,19 @@ fn first_lines(text: &str, n: usize) -> String {
     text.lines().take(n).collect::<Vec<_>>().join(" | ")
 }
 
+/// What `opt -mcpu= -mattr=` writes on every function: the CPU given (the host's for
+/// `native`), the features given (the host's too for `native`).
+fn set_function_attributes(module: &Module, spec: &TargetSpec) -> Result<(), LoadError> {
+    let (cpu, features) = spec.resolved();
+    if cpu.is_empty() && features.is_empty() {
+        return Ok(());
+    }
+    let named = |text: &str| std::ffi::CString::new(text).map_err(|_| LoadError::Target(format!("NUL in '{text}'")));
+    let (cpu, features) = (named(&cpu)?, named(&features)?);
+    unsafe { ctos_set_function_attributes(module.as_mut_ptr(), cpu.as_ptr(), features.as_ptr()) };
+    Ok(())
+}
+
 /// Give the module a triple and data layout if it lacks them, and build the target
 /// machine the passes' cost models will see.
 fn configure_target(module: &Module, spec: &TargetSpec) -> Result<TargetMachine, LoadError> {
@@ -558,12 +627,7 @@ fn configure_target(module: &Module, spec: &TargetSpec) -> Result<TargetMachine,
     let target = Target::from_triple(&triple).map_err(|e| {
         LoadError::Target(format!("no LLVM target for triple '{triple_text}': {}", e.to_string_lossy()))
     })?;
-    let cpu = if spec.cpu == "native" { super::host_cpu() } else { spec.cpu.clone() };
-    let features = if spec.cpu == "native" && spec.features.is_empty() {
-        TargetMachine::get_host_cpu_features().to_string()
-    } else {
-        spec.features.clone()
-    };
+    let (cpu, features) = spec.resolved();
     let machine = target
         .create_target_machine(
             &triple,

@@ -39,6 +39,10 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <cstdlib>
+#include <cstring>
+#include <malloc.h>
+
 using namespace llvm;
 
 namespace {
@@ -214,19 +218,40 @@ struct CtosPassWatch {
   int focus_element;
   // 1 while a run of the focus pass is on the stack, else 0.
   int *gate;
+  // Runs of passes that may be skipped, counted as -opt-bisect-limit counts them: -1, not
+  // counted; 0, all run; N > 0, those after the Nth skipped, and the Nth reported as it
+  // starts (pass_run). Counted runs, skipped ones too, are reported at the end (pass_runs).
+  int run_limit;
+  void (*pass_runs)(int count);
+  // The Nth run: its number, its top-level element, its pipeline name.
+  void (*pass_run)(int index, int element, const char *name, size_t len);
 };
 
 namespace {
 
-void watchPasses(PassInstrumentationCallbacks &PIC, const CtosPassWatch &W) {
-  struct State {
-    int depth = 0;
-    int element = -1;
-    int gateDepth = -1;
-    bool reported = false;
-  };
-  auto S = std::make_shared<State>();
+struct CtosWatchState {
+  int depth = 0;
+  int element = -1;
+  int gateDepth = -1;
+  bool reported = false;
+  int runs = 0;
+};
+
+void watchPasses(PassInstrumentationCallbacks &PIC, const CtosPassWatch &W, std::shared_ptr<CtosWatchState> S) {
   PassInstrumentationCallbacks *Callbacks = &PIC;
+  if (W.run_limit >= 0)
+    PIC.registerShouldRunOptionalPassCallback([S, W, Callbacks](StringRef P, Any) {
+      int Run = ++S->runs;
+      if (W.run_limit > 0 && Run > W.run_limit)
+        return false;
+      if (Run == W.run_limit && W.pass_run) {
+        StringRef Name = Callbacks->getPassNameForClassName(P);
+        Name = Name.empty() ? P : Name;
+        // A pass at the top level starts the next element.
+        W.pass_run(Run, S->depth == 0 ? S->element + 1 : S->element, Name.data(), Name.size());
+      }
+      return true;
+    });
   PIC.registerBeforeNonSkippedPassCallback([S, W, Callbacks](StringRef P, Any) {
     if (S->depth == 0) {
       ++S->element;
@@ -296,6 +321,25 @@ void ctosBuildSubtargets(Module &Mod, TargetMachine *Machine) {
         (void)Machine->getSubtargetImpl(F);
 }
 
+// What opt does with -mcpu= and -mattr= besides building its target machine
+// (codegen::setFunctionAttributes, whose other flags ctos does not take): every function
+// gets the CPU, unless it names one, and the features after its own. Cost models read
+// them per function, and the optimized IR carries them, as opt's does.
+void ctosSetFunctionAttributes(Module &Mod, StringRef CPU, StringRef Features) {
+  if (CPU.empty() && Features.empty())
+    return;
+  for (Function &F : Mod) {
+    AttrBuilder NewAttrs(F.getContext());
+    if (!CPU.empty() && !F.hasFnAttribute("target-cpu"))
+      NewAttrs.addAttribute("target-cpu", CPU);
+    if (!Features.empty()) {
+      StringRef Old = F.getFnAttribute("target-features").getValueAsString();
+      NewAttrs.addAttribute("target-features", Old.empty() ? Features.str() : (Old + "," + Features).str());
+    }
+    F.setAttributes(F.getAttributes().addFnAttributes(F.getContext(), NewAttrs));
+  }
+}
+
 // A string stream with a buffer. Module::print writes through a formatted_raw_ostream,
 // which buffers only when the stream under it does: over raw_string_ostream (unbuffered)
 // every token was a call that scanned it for line and column and grew the string, a fifth
@@ -323,12 +367,56 @@ std::string ctosPrintModule(const Module &Mod) {
 // The IR hash: XXH3-64 of the printed module (what ctos's tests compare with opt's output).
 uint64_t ctosIrHash(const Module &Mod) { return xxh3_64bits(StringRef(ctosPrintModule(Mod))); }
 
+// A pass that reads memory it never wrote (past the end of a small vector on the stack, a
+// freed or fresh heap block) sees what happens to be there: in plain opt, what opt's own
+// start-up left; in a forked child, what ctos left, often zeros, and zeros read as null
+// pointers and empty lists that make the pass do nothing visible (dev bug 179880: the
+// scalarizer reads 800 bytes past a stack vector; opt-22 aborts on one machine and not
+// on another). So while the passes run, every such read sees poison: the stack below this
+// frame is painted and glibc fills each heap block as it hands it out and as it is freed
+// (M_PERTURB). A poison pointer is non-canonical, so using it faults at once, inside the
+// pass that read it. CTOS_POISON=0 turns both off, for comparison.
+constexpr unsigned char CtosPoison = 0xa5;
+
+bool ctosPoisonOn() {
+  static const bool On = [] {
+    const char *V = getenv("CTOS_POISON");
+    return !V || strcmp(V, "0") != 0;
+  }();
+  return On;
+}
+
+// Deeper than the passes' own frames go, but a few dozen pages: their first write in a
+// fresh child is a page fault each.
+__attribute__((noinline)) void ctosPaintStack() {
+  volatile unsigned char Area[256 * 1024];
+  unsigned char *P = const_cast<unsigned char *>(Area);
+  memset(P, CtosPoison, sizeof Area);
+  asm volatile("" : : "r"(P) : "memory");
+}
+
+struct CtosPoisonedMemory {
+  CtosPoisonedMemory() {
+    if (!ctosPoisonOn())
+      return;
+    ctosPaintStack();
+    mallopt(M_PERTURB, CtosPoison);
+  }
+  // A program the child runs afterwards gets glibc's defaults (or its own fill). A
+  // pipeline left by a jump (a failed check) skips this; its job ends without running one.
+  ~CtosPoisonedMemory() {
+    if (ctosPoisonOn())
+      mallopt(M_PERTURB, 0);
+  }
+};
+
 // Run `Passes` on `Mod`: an error only when LLVM rejects the text; whatever the passes do
 // wrong ends the process (the caller is a sandboxed child).
 Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int Verify,
                     const CtosPassWatch *Watch) {
   // Already built by the forking process, if it did: a cache lookup then.
   ctosBuildSubtargets(Mod, Machine);
+  CtosPoisonedMemory Poisoned;
   PassInstrumentationCallbacks PIC;
   PassBuilder PB(Machine, optTuning(), std::nullopt, &PIC);
   LoopAnalysisManager LAM;
@@ -353,8 +441,9 @@ Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int V
 
   // First, so that its after-pass callback closes the gate before any verification runs:
   // the verifier is the oracle's code, not the pass's.
+  auto Watched = std::make_shared<CtosWatchState>();
   if (Watch)
-    watchPasses(PIC, *Watch);
+    watchPasses(PIC, *Watch, Watched);
   StandardInstrumentations SI(Mod.getContext(), /*DebugLogging=*/false, Verify == VerifyEvery);
   SI.registerCallbacks(PIC, &MAM);
   if (Verify == VerifyChanged || Verify == VerifyChangedEachUnit)
@@ -367,6 +456,8 @@ Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int V
   if (auto Err = PB.parsePassPipeline(MPM, Passes))
     return Err;
   MPM.run(Mod, MAM);
+  if (Watch && Watch->run_limit >= 0 && Watch->pass_runs)
+    Watch->pass_runs(Watched->runs);
   return Error::success();
 }
 

@@ -129,3 +129,8 @@ extern "C" bool ctos_reset_option(const char *Name) {
     O->reset();
   return O != nullptr;
 }
+
+// See ctosSetFunctionAttributes.
+extern "C" void ctos_set_function_attributes(LLVMModuleRef ModuleRef, const char *CPU, const char *Features) {
+  ctosSetFunctionAttributes(*unwrap(ModuleRef), CPU, Features);
+}

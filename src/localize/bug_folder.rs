@@ -121,6 +121,7 @@ impl BenchBug {
             (_, "crash") => OracleMode::Crash,
             (_, "invalid-IR") => OracleMode::InvalidIr,
             (_, "wrong-code") => OracleMode::WrongCode,
+            (_, "hang") => OracleMode::Hang,
             _ => OracleMode::Auto,
         };
         let pipeline = std::fs::read_to_string(dir.join("seq.txt"))
@@ -169,6 +170,7 @@ impl BenchBug {
             "crash" => OracleMode::Crash,
             "invalid-ir" => OracleMode::InvalidIr,
             "wrong-code" => OracleMode::WrongCode,
+            "timeout" => OracleMode::Hang,
             _ => OracleMode::Auto,
         };
         let major = outcome.llvm_version.as_deref().and_then(|v| v.split('.').next()?.parse().ok());

@@ -172,8 +172,11 @@ impl ConfigSpace {
             .into_iter()
             .filter(|k| belongs(&k.name, &prefix) && changes_behaviour(&k.name) && !set_by_user(&k.name))
             .collect();
+        // A culprit found inside a pipeline (`default<O2>`) has no parameters of its own there.
+        let written = passes.get(culprit.position - 1).is_some_and(|p| p.name == culprit.name);
         let parameters = catalog
             .get(&culprit.name)
+            .filter(|_| written)
             .and_then(|e| e.params.as_deref())
             .map(|p| p.split(';').filter(|t| changes_behaviour(t)).map(parameter_settings).collect())
             .unwrap_or_default();

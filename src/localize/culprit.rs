@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::runner::Runner;
 use crate::llvm::VerifyEach;
 use crate::oracle::{FailureKind, Oracle, Verdict};
-use crate::sandbox::{Focus, JobSpec, Outcome};
+use crate::sandbox::{Focus, JobSpec, Outcome, PassRun};
 use crate::seq::Sequence;
 
 /// Past this many passes the prefixes are bisected instead of all run.
@@ -22,6 +22,10 @@ pub enum CulpritMethod {
     VerifyEach,
     /// The shortest prefix of the sequence that fails the same way ends with it.
     Prefixes,
+    /// Counting the runs of passes inside the pipeline as `-opt-bisect-limit` does, the
+    /// failure first shows after a run of it: where passes share an adaptor the failure
+    /// needs, or run inside a whole pipeline (`default<O2>`).
+    PassRuns,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -36,15 +40,21 @@ pub struct Culprit {
     pub method: CulpritMethod,
     /// LLVM's class name of the pass (`InstCombinePass`), when it was seen running.
     pub class: Option<String>,
-    /// The reduced sequence with one adaptor per pass (top-level element i is pass i + 1),
-    /// which fails the same way.
+    /// A pipeline of the reduced sequence that fails the same way: one adaptor per pass
+    /// (top-level element i is pass i + 1), or as written when its passes need their
+    /// adaptors.
     pub pipeline: String,
+    /// The top-level element of `pipeline` the culprit runs in (0-based).
+    pub element: usize,
+    /// Its run, among the pipeline's runs of passes that may be skipped, after which the
+    /// failure first shows (method `pass-runs`).
+    pub run: Option<u32>,
 }
 
 impl Culprit {
     /// Recording coverage of the culprit's run in its failing pipeline only.
     pub fn focus_here(&self) -> Focus {
-        Focus { pass: self.name.clone(), element: Some(self.position - 1) }
+        Focus { pass: self.name.clone(), element: Some(self.element) }
     }
 
     /// Recording coverage of every run of the culprit's pass, in any pipeline.
@@ -55,9 +65,16 @@ impl Culprit {
 
 impl std::fmt::Display for Culprit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} (pass {} of {})", self.pass, self.position, self.passes)
+        write!(f, "{} (pass {} of {}", self.pass, self.position, self.passes)?;
+        match self.run {
+            Some(run) => write!(f, "; run {run} of the pipeline's passes)"),
+            None => write!(f, ")"),
+        }
     }
 }
+
+/// Names of whole pipelines: a culprit found as one of them is refined inside it.
+const PIPELINES: &[&str] = &["default", "thinlto-pre-link", "thinlto", "lto-pre-link", "lto", "fatlto-pre-link"];
 
 /// The culprit of `reduced`, which fails as `oracle` expects; `Ok(Err(why))` when none can
 /// be named.
@@ -77,14 +94,24 @@ pub(super) fn find_culprit(
         method,
         class: None,
         pipeline: pipeline.clone(),
+        element: position - 1,
+        run: None,
     };
     let run = runner.run(&pipeline, false)?;
-    if oracle.judge(&run, &pipeline)? != Verdict::Same {
-        return Ok(Err("with one adaptor per pass the sequence no longer fails the same way".into()));
-    }
-    // The oracle verifies after every pass that changes broken-IR bugs' IR: such a run
-    // already stops right after the culprit.
-    let mut culprit = if let Some(element) = run.failed_in_element.filter(|&e| e < n) {
+    let mut culprit = if oracle.judge(&run, &pipeline)? != Verdict::Same {
+        // The failure needs passes together in one adaptor: count the runs inside it.
+        let written = runner.text(reduced)?;
+        match counted_culprit(runner, oracle, reduced, &written)? {
+            Some(c) => c,
+            None => {
+                return Ok(Err("with one adaptor per pass the sequence no longer fails the same way, \
+                                   and counting its passes' runs finds none after which it fails"
+                    .into()))
+            }
+        }
+    } else if let Some(element) = run.failed_in_element.filter(|&e| e < n) {
+        // The oracle verifies after every pass that changes broken-IR bugs' IR: such a run
+        // already stops right after the culprit.
         let method =
             if run.outcome == Outcome::InvalidIr { CulpritMethod::VerifyEach } else { CulpritMethod::FailedIn };
         found(element + 1, method)
@@ -93,10 +120,86 @@ pub(super) fn find_culprit(
     } else {
         found(first_failing_prefix(runner, oracle, reduced, n)?, CulpritMethod::Prefixes)
     };
+    // A whole pipeline (`default<O2>`) is no pass to blame: the run inside it is.
+    if PIPELINES.contains(&culprit.name.as_str()) {
+        if let Some(inner) = counted_culprit(runner, oracle, reduced, &pipeline)? {
+            culprit = inner;
+        }
+    }
     // The class name ties the pass to its code (the `run` method's file).
-    let job = JobSpec { focus: Some(culprit.focus_here()), ..JobSpec::optimize(&pipeline) };
+    let job = JobSpec { focus: Some(culprit.focus_here()), ..JobSpec::optimize(&culprit.pipeline) };
     culprit.class = runner.run_all(vec![job])?.pop().and_then(|r| r.focus_class);
     Ok(Ok(culprit))
+}
+
+/// The run of a pass in `pipeline` (a rendering of `reduced`) after which the failure
+/// first shows, counting the runs of passes that may be skipped as `-opt-bisect-limit`
+/// does: doubling the limit until the failure shows, then bisecting. None when no limit
+/// below the pipeline's own count of runs shows it.
+fn counted_culprit(
+    runner: &mut Runner,
+    oracle: &Oracle,
+    reduced: &Sequence,
+    pipeline: &str,
+) -> Result<Option<Culprit>> {
+    let mut attempt = |limit: u32| -> Result<(bool, Option<u32>, Option<PassRun>)> {
+        let job = JobSpec { pass_runs: Some(limit), ..runner.job(pipeline) };
+        let run = runner.run_all(vec![job])?.pop().expect("one run");
+        Ok((oracle.judge(&run, pipeline)? == Verdict::Same, run.pass_runs, run.nth_pass_run))
+    };
+    let (mut clean, mut failing) = (0u32, None);
+    let mut limit = 1u32;
+    while failing.is_none() {
+        let (fails, total, nth) = attempt(limit)?;
+        if fails {
+            failing = Some((limit, nth));
+        } else if total.is_some_and(|t| t <= limit) || limit >= 1 << 24 {
+            // Every run ran, and it did not fail.
+            return Ok(None);
+        } else {
+            clean = limit;
+            limit = limit.saturating_mul(2);
+        }
+    }
+    let (mut first, mut nth) = failing.expect("found");
+    while first - clean > 1 {
+        let mid = clean + (first - clean) / 2;
+        match attempt(mid)? {
+            (true, _, run) => (first, nth) = (mid, run),
+            _ => clean = mid,
+        }
+    }
+    let Some(run) = nth else { return Ok(None) };
+    Ok(Some(culprit_of_run(runner, reduced, pipeline, run)?))
+}
+
+/// The culprit for pass run `run` of `pipeline`: the pass of `reduced` it is, or the
+/// pipeline (`default<O2>`) it ran inside.
+fn culprit_of_run(runner: &Runner, reduced: &Sequence, pipeline: &str, run: PassRun) -> Result<Culprit> {
+    let passes = reduced.passes();
+    // Top-level element e holds a contiguous stretch of the passes, in order.
+    let mut start = 0;
+    for element in crate::seq::top_level_elements(pipeline).iter().take(run.element) {
+        start += Sequence::parse(element, runner.catalog).map_or(1, |s| s.len());
+    }
+    let stretch = crate::seq::top_level_elements(pipeline)
+        .get(run.element)
+        .and_then(|e| Sequence::parse(e, runner.catalog).ok())
+        .map_or(1, |s| s.len());
+    let end = (start + stretch).min(passes.len());
+    let index = (start..end).find(|&i| passes[i].name == run.name).unwrap_or(start.min(passes.len() - 1));
+    let written = passes[index];
+    Ok(Culprit {
+        pass: if written.name == run.name { written.to_string() } else { run.name.clone() },
+        name: run.name,
+        position: index + 1,
+        passes: passes.len(),
+        method: CulpritMethod::PassRuns,
+        class: None,
+        pipeline: pipeline.to_string(),
+        element: run.element,
+        run: Some(run.index),
+    })
 }
 
 /// For broken-IR failures: the pass after which the verifier first objects, verifying

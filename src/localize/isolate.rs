@@ -38,6 +38,8 @@ pub enum OracleMode {
     Crash,
     InvalidIr,
     WrongCode,
+    /// The optimizer does not end (a timeout).
+    Hang,
     /// `SCRIPT OPT PIPELINE` exits 0 when the bug fires (the bench's `oracle.sh`).
     Script(PathBuf),
 }
@@ -50,9 +52,14 @@ impl FromStr for OracleMode {
             "crash" => OracleMode::Crash,
             "invalid-ir" => OracleMode::InvalidIr,
             "wrong-code" => OracleMode::WrongCode,
+            "hang" => OracleMode::Hang,
             _ => match s.strip_prefix("script:") {
                 Some(path) if !path.is_empty() => OracleMode::Script(PathBuf::from(path)),
-                _ => return Err(format!("unknown oracle '{s}' (auto, crash, invalid-ir, wrong-code or script:PATH)")),
+                _ => {
+                    return Err(format!(
+                        "unknown oracle '{s}' (auto, crash, invalid-ir, wrong-code, hang or script:PATH)"
+                    ))
+                }
             },
         })
     }
@@ -227,10 +234,17 @@ fn establish_oracle(
     opts: &IsolateOptions,
     checked: CheckedOptions,
 ) -> Result<(Oracle, Option<usize>)> {
-    let can_execute = runner.module.has_main();
+    let can_execute = runner.module.can_execute();
     let wants_execution = matches!(opts.oracle, OracleMode::Auto | OracleMode::WrongCode) && can_execute;
-    if opts.oracle == OracleMode::WrongCode && !can_execute {
+    if opts.oracle == OracleMode::WrongCode && !runner.module.has_main() {
         bail!("a wrong-code oracle needs a main function: give one with --driver FILE.ll");
+    }
+    if opts.oracle == OracleMode::WrongCode && !can_execute {
+        bail!(
+            "a wrong-code oracle runs the program, and programs execute on this host only ({}); this one is for {}",
+            crate::llvm::host_triple(),
+            runner.module.triple()
+        );
     }
     let reference = if wants_execution { Some(reference_execution(runner.pool, runner.module)?) } else { None };
     runner.exec = if wants_execution { ExecMode::Always } else { ExecMode::Never };
@@ -265,10 +279,18 @@ fn establish_oracle(
             let wanted = match mode {
                 OracleMode::Crash => FailureKind::Crash,
                 OracleMode::InvalidIr => FailureKind::InvalidIr,
+                OracleMode::Hang => FailureKind::Timeout,
                 _ => FailureKind::WrongCode,
             };
-            if f.kind != wanted {
-                bail!("expected a {} failure, but the run shows {f}", wanted.as_str());
+            // A pattern says which failure is meant, whatever its kind: users call an
+            // `LLVM ERROR` a crash, and a bug folder of type crash may name one.
+            let named = pattern.as_ref().is_some_and(|re| crate::oracle::pattern_matches(re, &run));
+            if f.kind != wanted && !named {
+                let hint = match &pattern {
+                    Some(_) => " (nor does it match the pattern)",
+                    None => "",
+                };
+                bail!("expected a {} failure, but the run shows {f}{hint}", wanted.as_str());
             }
             f
         }
@@ -364,16 +386,35 @@ fn hang_limit(runner: &mut Runner, failing: &str, hung_in: Option<usize>) -> Res
     Ok(Some(limit.min(runner.pool.limits().opt_timeout)))
 }
 
-/// Cut candidates of a hang bug at [`hang_limit`], when it can be measured.
-fn limit_hangs(runner: &mut Runner, failing: &str, hung_in: Option<usize>, notes: &mut Vec<String>) -> Result<()> {
-    let Some(limit) = hang_limit(runner, failing, hung_in)? else { return Ok(()) };
+/// Cut candidates of a hang bug at [`hang_limit`], when it can be measured; the limit.
+fn limit_hangs(
+    runner: &mut Runner,
+    failing: &str,
+    hung_in: Option<usize>,
+    notes: &mut Vec<String>,
+) -> Result<Option<Duration>> {
+    let Some(limit) = hang_limit(runner, failing, hung_in)? else { return Ok(None) };
     runner.pool.set_opt_timeout(limit);
+    notes.retain(|n| !n.starts_with(HANG_NOTE));
     notes.push(format!(
-        "the optimizer hangs: a candidate that runs longer than {:.1} s counts as hanging (5 times the sequence \
-         without the pass that hung; raised to 5 times the slowest bug-free run)",
+        "{HANG_NOTE} {:.1} s counts as hanging (5 times the sequence without the pass that hung; raised to 5 \
+         times the slowest bug-free run)",
         limit.as_secs_f64()
     ));
-    Ok(())
+    Ok(Some(limit))
+}
+
+const HANG_NOTE: &str = "the optimizer hangs: a candidate that runs longer than";
+
+/// The limit of the first run of the failing sequence when the failure may be a hang (the
+/// oracle is `auto` or `hang`): a sixth of the time budget, at least 2 s, at most the
+/// pool's limit; None when the pool's limit is already that short or there is no budget.
+fn first_run_cap(opts: &IsolateOptions, pool_limit: Duration) -> Option<Duration> {
+    if !matches!(opts.oracle, OracleMode::Auto | OracleMode::Hang) {
+        return None;
+    }
+    let cap = (opts.budget.time? / 6).max(Duration::from_secs(2));
+    (cap < pool_limit).then_some(cap)
 }
 
 /// Expand `default<Ox>` and remove passes while the failure stays, until `deadline`.
@@ -538,11 +579,36 @@ pub fn isolate(
     };
     let original = runner.text(buggy)?;
     progress.phase(&format!("reproducing the failure of {original}"));
+    // A hang would spend the pool's whole limit on this one run: first cut it where the
+    // budget can afford it (see hang_limit), when the failure may be a hang.
+    let first_cap = first_run_cap(opts, pool_limit);
+    if let Some(cap) = first_cap {
+        runner.pool.set_opt_timeout(cap);
+    }
     let (mut oracle, hung_in) = establish_oracle(&mut runner, &original, opts, checked)?;
+    runner.pool.set_opt_timeout(pool_limit);
     runner.verify = oracle.verify_each();
     let mut notes = Vec::new();
     if oracle.expected.kind == FailureKind::Timeout {
-        limit_hangs(&mut runner, &original, hung_in, &mut notes)?;
+        let measured = limit_hangs(&mut runner, &original, hung_in, &mut notes)?;
+        match (first_cap, measured) {
+            // Cut before what counts as hanging: it must hang that long too.
+            (Some(cap), Some(limit)) if limit > cap => {
+                let run = runner.run(&original, false)?;
+                if oracle.judge(&run, &original)? != Verdict::Same {
+                    bail!(Inapplicable(format!(
+                        "the failure does not reproduce: '{original}' ends within {:.1} s, 5 times the sequence \
+                         without the pass that was running",
+                        limit.as_secs_f64()
+                    )));
+                }
+            }
+            // Not measurable yet (one element of many passes): the culprit's pipeline will be.
+            (Some(cap), None) => {
+                runner.pool.set_opt_timeout(cap);
+            }
+            _ => {}
+        }
     }
     clock.lap("reproduce");
     let cap = (oracle.expected.kind == FailureKind::Timeout).then_some(pool_limit);
@@ -584,8 +650,8 @@ fn isolate_reproduced(
         Ok(c) => {
             oracle.crash_in = Some(c.name.clone());
             // A hang whose limit the failing pipeline could not tell: the per-pass one can.
-            if hang_limit_cap == Some(runner.pool.limits().opt_timeout) {
-                limit_hangs(runner, &c.pipeline, Some(c.position - 1), &mut notes)?;
+            if hang_limit_cap.is_some() && !notes.iter().any(|n| n.starts_with(HANG_NOTE)) {
+                limit_hangs(runner, &c.pipeline, Some(c.element), &mut notes)?;
             }
             Some(c)
         }

@@ -260,11 +260,18 @@ impl Oracle {
     }
 
     fn pattern_matches(&self, run: &Run) -> bool {
-        match &self.pattern {
-            None => true,
-            Some(re) => re.is_match(run.message.as_deref().unwrap_or("")) || re.is_match(&run.stderr),
-        }
+        self.pattern.as_ref().is_none_or(|re| pattern_matches(re, run))
     }
+}
+
+/// Whether `pattern` finds what `opt` would have printed of `run` on its stderr: the
+/// message (a fatal error as `LLVM ERROR: …`, as opt prints it: bug reports' patterns name
+/// it so) and what LLVM printed.
+pub fn pattern_matches(pattern: &regex::Regex, run: &Run) -> bool {
+    let message = run.message.as_deref().unwrap_or("");
+    pattern.is_match(message)
+        || (run.outcome == Outcome::Fatal && pattern.is_match(&format!("LLVM ERROR: {message}")))
+        || pattern.is_match(&run.stderr)
 }
 
 /// What the majority vote over one program's executions says.

@@ -19,6 +19,8 @@ fn run(outcome: Outcome, message: &str) -> Run {
         timing: None,
         failed_in_element: None,
         focus_class: None,
+        pass_runs: None,
+        nth_pass_run: None,
     }
 }
 

@@ -109,7 +109,9 @@ impl Subject {
 
     /// Check the LLVM flags and `pipelines` with LLVM itself (see [`check_pipelines`]).
     pub fn check(&mut self, pipelines: &[String]) -> Result<(), Rejection> {
-        check_pipelines(&mut self.pool, &self.target, pipelines)
+        // The program's triple: flags that mean something to its target mean nothing to another.
+        let target = TargetSpec { triple: Some(self.module.triple()), ..self.target.clone() };
+        check_pipelines(&mut self.pool, &target, pipelines)
     }
 
     /// The unoptimized program's execution: what optimized runs are compared with.
@@ -136,6 +138,13 @@ pub fn reference_execution(pool: &mut Pool, module: &mut IrModule) -> Result<Exe
 pub fn reference_execution_filled(pool: &mut Pool, module: &mut IrModule, fill: Option<u8>) -> Result<Execution> {
     if !module.has_main() {
         bail!("the program has no main function to execute (give one with --driver FILE.ll)");
+    }
+    if !module.for_host() {
+        bail!(
+            "programs execute on this host only ({}), and the program is for {}",
+            crate::llvm::host_triple(),
+            module.triple()
+        );
     }
     let job = JobSpec { exec: ExecMode::Always, fill_memory: fill, ..JobSpec::optimize("") };
     let run = pool.run_one(module, &job)?;

@@ -51,6 +51,15 @@ extern "C" fn on_element(index: i32) {
     send(wire::ELEMENT, &(index as u32).to_le_bytes());
 }
 
+extern "C" fn on_pass_runs(count: i32) {
+    send(wire::PASS_RUNS, &(count as u32).to_le_bytes());
+}
+
+extern "C" fn on_pass_run(index: i32, element: i32, name: *const c_char, len: usize) {
+    let name = unsafe { std::slice::from_raw_parts(name.cast::<u8>(), len) };
+    send(wire::PASS_RUN, &[&(index as u32).to_le_bytes()[..], &(element as u32).to_le_bytes(), name].concat());
+}
+
 extern "C" fn on_focus_opened(name: *const c_char, len: usize) {
     send(wire::FOCUS, unsafe { std::slice::from_raw_parts(name.cast::<u8>(), len) });
 }
@@ -81,6 +90,10 @@ extern "C" fn on_crash(signal: c_int, info: *mut libc::siginfo_t, context: *mut 
     let mut buf = [0u8; 12 + 65 * 8];
     let used = wire::encode_crash(&mut buf, signal, fault, &trace[..len]);
     send(wire::CRASH, &buf[..used]);
+    // The parent asked where a hanging optimizer is, and ends the child itself.
+    if signal == super::pool::HANG_SIGNAL {
+        unsafe { libc::_exit(128 + signal) }
+    }
     // SA_RESETHAND restored the default action, but the signal stays blocked while its
     // handler runs: unblock it, then re-raise, so the parent sees the signal itself.
     unsafe {
@@ -130,7 +143,8 @@ unsafe fn install_crash_handlers() {
     action.sa_sigaction = on_crash as *const () as usize;
     action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESETHAND;
     libc::sigemptyset(&mut action.sa_mask);
-    for signal in [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGABRT, libc::SIGSYS] {
+    let signals = [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGABRT, libc::SIGSYS];
+    for signal in signals.into_iter().chain([super::pool::HANG_SIGNAL]) {
         libc::sigaction(signal, &action, std::ptr::null_mut());
     }
 }
@@ -329,6 +343,7 @@ fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo, worker: bool) {
             focus_opened: Some(on_focus_opened),
             focus: job.focus.as_ref().map(|f| (f.pass.as_str(), f.element)),
             gate: &GATE,
+            runs: job.pass_runs.map(|limit| llvm::PassRuns { limit, count: on_pass_runs, nth: on_pass_run }),
         };
         match module.run_pipeline(&job.pipeline, job.verify_each, Some(&watch)) {
             Ok(()) => {}

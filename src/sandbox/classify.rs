@@ -32,6 +32,8 @@ pub(super) struct Ending {
     /// The last top-level element of the pipeline that started.
     pub element: Option<usize>,
     pub focus_class: Option<String>,
+    pub pass_runs: Option<u32>,
+    pub nth_pass_run: Option<super::PassRun>,
 }
 
 /// Allocation failures surface as one of these on stderr, whichever allocator failed.
@@ -105,6 +107,8 @@ pub(super) fn classify<'a>(
         trace: None,
         failed_in_element: if e.opt_done.is_none() && e.pipeline_error.is_none() { e.element } else { None },
         focus_class: e.focus_class.clone(),
+        pass_runs: e.pass_runs,
+        nth_pass_run: e.nth_pass_run.clone(),
         timing: e.opt_done.as_ref().map(|d| Timing {
             passes: d.pass_millis,
             verify: d.verify_millis,
@@ -117,7 +121,13 @@ pub(super) fn classify<'a>(
         run.message = Some(message);
     } else if e.opt_done.is_none() {
         let (outcome, message) = if e.killed_in.is_some() {
-            (Outcome::Timeout, format!("optimization did not finish within {:?}", limits.opt_timeout))
+            // The stack the child reported when asked at its deadline: where it loops.
+            run.crash = e.crash.as_ref().map(|c| crash_of(c.signal, c.fault, &c.trace, &objects(), &stderr));
+            let top = run.crash.as_ref().and_then(|c| c.frames.first()).map(|f| format!(", in {f}"));
+            (
+                Outcome::Timeout,
+                format!("optimization did not finish within {:?}{}", limits.opt_timeout, top.unwrap_or_default()),
+            )
         } else if e.oom_in.is_some() || (e.fatal.is_some() || e.crash.is_some()) && says_out_of_memory(&stderr) {
             (Outcome::Oom, format!("out of memory (limit {} MiB)", limits.memory_bytes >> 20))
         } else if let Some((_, fatal)) = &e.fatal {

@@ -10,6 +10,7 @@ mod check;
 mod child;
 mod classify;
 mod pool;
+pub mod strict_heap;
 pub mod symbols;
 mod which_llvm;
 mod wire;
@@ -72,6 +73,11 @@ pub struct JobSpec {
     /// agent, whose program is fixed when it starts, needs told; in-process children run
     /// the module they are given.
     pub empty_module: bool,
+    /// Count the runs of passes that may be skipped, as `-opt-bisect-limit` counts them
+    /// ([`Run::pass_runs`]): 0, run them all; N > 0, skip those after the Nth
+    /// ([`Run::nth_pass_run`]). None: no counting.
+    #[serde(default)]
+    pub pass_runs: Option<u32>,
 }
 
 /// One pass of a pipeline, for recording coverage while it alone runs.
@@ -97,6 +103,7 @@ impl JobSpec {
             llvm_args: Vec::new(),
             fill_memory: None,
             empty_module: false,
+            pass_runs: None,
         }
     }
 }
@@ -266,6 +273,21 @@ pub struct Run {
     pub failed_in_element: Option<usize>,
     /// LLVM's class name of the focus pass (`SLPVectorizerPass`), when it ran.
     pub focus_class: Option<String>,
+    /// How many runs of passes that may be skipped the pipeline made, when counted.
+    pub pass_runs: Option<u32>,
+    /// The last run a limited job let run (see [`JobSpec::pass_runs`]), when it started.
+    pub nth_pass_run: Option<PassRun>,
+}
+
+/// One run of a pass inside a pipeline, as counted for [`JobSpec::pass_runs`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PassRun {
+    /// Its number, from 1, among the runs of passes that may be skipped.
+    pub index: u32,
+    /// The top-level element of the pipeline it ran in (0-based).
+    pub element: usize,
+    /// Its pipeline name (`loop-rotate`).
+    pub name: String,
 }
 
 /// Milliseconds per phase of one child, for throughput analysis.

@@ -67,7 +67,17 @@ struct Child {
     /// ... or that it ends with this job (it grew too much, or could not put back an LLVM
     /// option its job set).
     ends_after_job: bool,
+    /// Asked for its stack at its deadline ([`HANG_SIGNAL`]): killed at this instant if
+    /// it has not ended by then.
+    kill_at: Option<Instant>,
 }
+
+/// What a child stopped at its optimizer's deadline is sent first: its handler reports
+/// the stack, where the optimizer loops, as a crash's handler does, and ends the child.
+pub(super) const HANG_SIGNAL: i32 = libc::SIGXCPU;
+
+/// How long a child asked for its stack may take to send it before it is killed.
+const HANG_STACK_GRACE: Duration = Duration::from_millis(250);
 
 /// Which jobs a worker serves: those on the module it was forked with (each job on a
 /// fresh copy), with the sites armed that were armed when it was forked.
@@ -412,6 +422,7 @@ impl Pool {
             jobs_before: 0,
             job_ended: false,
             ends_after_job: false,
+            kill_at: None,
         });
         Ok(id)
     }
@@ -602,7 +613,7 @@ impl Pool {
 
     fn deadline(&self, child: &Child) -> Option<Instant> {
         if child.ending.killed_in.is_some() {
-            return None;
+            return child.kill_at;
         }
         if let Some(start) = child.exec_started {
             return Some(start + self.limits.exec_timeout);
@@ -619,8 +630,16 @@ impl Pool {
         for i in 0..self.children.len() {
             if self.deadline(&self.children[i]).is_some_and(|d| d <= now) {
                 let child = &mut self.children[i];
-                child.ending.killed_in = Some(child.ending.phase);
-                unsafe { libc::kill(child.pid, libc::SIGKILL) };
+                let asked = child.ending.killed_in.is_some();
+                child.kill_at = None;
+                // An optimizer that hangs is asked where it is first; a program is not.
+                if !asked && !child.ending.phase.is_execution() && child.ending.phase != Phase::Optimized {
+                    child.kill_at = Some(now + HANG_STACK_GRACE);
+                    unsafe { libc::kill(child.pid, HANG_SIGNAL) };
+                } else {
+                    unsafe { libc::kill(child.pid, libc::SIGKILL) };
+                }
+                child.ending.killed_in.get_or_insert(child.ending.phase);
             }
         }
         let timeout = self
@@ -716,6 +735,14 @@ impl Pool {
                 ending.element = payload.get(..4).map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize);
             }
             wire::FOCUS => ending.focus_class = Some(text()),
+            wire::PASS_RUNS if payload.len() >= 4 => {
+                ending.pass_runs = Some(u32::from_le_bytes(payload[..4].try_into().unwrap()));
+            }
+            wire::PASS_RUN if payload.len() >= 8 => {
+                let number = |at: usize| u32::from_le_bytes(payload[at..at + 4].try_into().unwrap());
+                let name = String::from_utf8_lossy(&payload[8..]).into_owned();
+                ending.nth_pass_run = Some(super::PassRun { index: number(0), element: number(4) as usize, name });
+            }
             wire::ARGS_REJECTED => {
                 ending.fatal = Some((ending.phase, super::check::LLVM_ARGS_REJECTED.to_string()));
             }

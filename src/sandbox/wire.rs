@@ -57,6 +57,10 @@ pub const JOB_END: u8 = 13;
 pub const LAST_JOB: u8 = 1;
 /// The wait status of the child a worker executed its job's program in.
 pub const EXEC_STATUS: u8 = 14;
+/// How many runs of passes that may be skipped the pipeline made: u32 LE.
+pub const PASS_RUNS: u8 = 15;
+/// The last run a limited job lets run starts: its number and element (u32 LE each), name.
+pub const PASS_RUN: u8 = 16;
 
 /// Write one message; short writes are retried, errors ignored (the parent may be gone).
 pub fn send_raw(fd: RawFd, tag: u8, payload: &[u8]) {

@@ -67,6 +67,7 @@ struct RunRecord<'a> {
     message: Option<&'a str>,
     /// The optimizer's signal for a crash, or the program's when it was killed.
     signal: Option<String>,
+    /// The innermost LLVM frames of a crash, or of a hang where it was stopped.
     crash_frames: Option<&'a [String]>,
     instructions: Option<usize>,
     opt_ms: f64,
@@ -162,6 +163,14 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         bail!(
             "--exec needs a main function: {} defines none (give one with --driver FILE.ll)",
             args.input.program.display()
+        );
+    }
+    if args.exec && !input.module.for_host() {
+        bail!(
+            "--exec runs programs on this host ({}), but {} is for {}: drop --exec to optimize it for its target",
+            ctos::llvm::host_triple(),
+            args.input.program.display(),
+            input.module.triple()
         );
     }
     input.check(&pipelines).map_err(|r| r.located(|index| texts[index].1.clone()))?;
@@ -281,7 +290,13 @@ fn emit(
             outcome: run.outcome.as_str(),
             ir_hash: hash,
             message: run.message.as_deref(),
-            signal: run.crash.as_ref().map(|c| signal_name(c.signal)).or_else(|| program_signal(execution)),
+            // A hang's stack comes from a signal ctos sent: no signal of the optimizer's own.
+            signal: run
+                .crash
+                .as_ref()
+                .filter(|_| run.outcome == ctos::sandbox::Outcome::Crash)
+                .map(|c| signal_name(c.signal))
+                .or_else(|| program_signal(execution)),
             crash_frames: run.crash.as_ref().map(|c| c.frames.as_slice()),
             instructions: run.instructions,
             opt_ms: round2(run.opt_millis),

@@ -43,8 +43,8 @@ pub struct IsolateArgs {
     #[command(flatten)]
     pub input: InputOptions,
     /// What counts as the failure: auto (what the sequence shows, with its signature),
-    /// crash, invalid-ir, wrong-code (output differs from the unoptimized program's), or
-    /// script:PATH (PATH OPT PIPELINE exits 0 when the bug fires, like the bench's oracle.sh).
+    /// crash, invalid-ir, wrong-code (output differs from the unoptimized program's), hang
+    /// (the optimizer does not end), or script:PATH (PATH OPT PIPELINE exits 0 when the bug fires, like the bench's oracle.sh).
     #[arg(long, default_value = "auto", value_name = "ORACLE", value_parser = clap::value_parser!(OracleMode))]
     pub oracle: OracleMode,
     /// A regular expression the failure's message must match.

@@ -83,6 +83,11 @@ impl Agent {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(stderr.try_clone()?));
+        if let Some(tunables) =
+            super::strict_heap::tunables_with_cache_off(std::env::var_os("GLIBC_TUNABLES").as_deref())
+        {
+            command.env("GLIBC_TUNABLES", tunables);
+        }
         let fd = theirs.as_raw_fd();
         // Safety: only async-signal-safe calls between fork and exec.
         unsafe {
@@ -272,6 +277,7 @@ fn job_fields(job: &JobSpec, copy_max: usize, llvm_args: &[String], limits: &Lim
         focus.and_then(|f| f.element).map_or(-1, |e| e as i64).to_string(),
         u8::from(job.empty_module).to_string(),
         copy_max.to_string(),
+        job.pass_runs.map_or(-1, |n| i64::from(n.min(i32::MAX as u32))).to_string(),
         job.pipeline.clone(),
     ];
     let mut payload = Vec::new();
@@ -322,6 +328,8 @@ mod tests {
             ("FOCUS", wire::FOCUS),
             ("ARGS_REJECTED", wire::ARGS_REJECTED),
             ("JOB_END", wire::JOB_END),
+            ("PASS_RUNS", wire::PASS_RUNS),
+            ("PASS_RUN", wire::PASS_RUN),
         ];
         for (name, value) in ours {
             assert_eq!(tag(name), value, "TAG_{name}");
