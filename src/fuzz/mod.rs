@@ -234,6 +234,14 @@ pub fn start(dir: &Path, config: CampaignConfig, run: RunOptions) -> Result<()> 
     let llvm = Llvm::from_opt(config.opt.as_deref())?;
     let catalog = catalog_for(&llvm)?;
     let checked = preflight::check(&config, &catalog, &llvm)?;
+    let (target, _) = crate::llvm::TargetSpec::split_flags(&config.llvm_args);
+    if let Some(triple) = target.triple.filter(|t| !crate::llvm::executes_here(t)) {
+        eprintln!(
+            "note: programs execute on this host only ({}): for {triple} the campaign judges crashes, fatal \
+             errors, hangs and broken IR, not wrong code",
+            crate::llvm::host_triple()
+        );
+    }
     let created_dir = !dir.exists();
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let result = (|| {

@@ -90,6 +90,16 @@ pub fn store_in_cache(file: &std::path::Path, bytes: &[u8]) {
     }
 }
 
+/// Whether a module for `triple` can run here: programs execute on this host only (the
+/// JIT has no other architecture's machine to run on).
+pub fn executes_here(triple: &str) -> bool {
+    let arch = |triple: &str| match triple.split('-').next().unwrap_or("") {
+        "amd64" => "x86_64".to_string(),
+        a => a.to_string(),
+    };
+    arch(triple) == arch(&host_triple())
+}
+
 pub fn host_cpu() -> String {
     TargetMachine::get_host_cpu_name().to_string()
 }

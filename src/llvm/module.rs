@@ -394,14 +394,9 @@ impl IrModule {
         defines(&self.module) || self.driver.as_deref().is_some_and(defines)
     }
 
-    /// Whether this module is for the host's architecture: programs execute on this host
-    /// only (the JIT has no other target's machine to run on).
+    /// Whether this module is for the host's architecture (see [`super::executes_here`]).
     pub fn for_host(&self) -> bool {
-        let arch = |triple: &str| match triple.split('-').next().unwrap_or("") {
-            "amd64" => "x86_64".to_string(),
-            a => a.to_string(),
-        };
-        arch(&self.triple()) == arch(&super::host_triple())
+        super::executes_here(&self.triple())
     }
 
     /// Whether its `main` can run here: it has one, for this host (see [`IrModule::for_host`]).

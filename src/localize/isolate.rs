@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use super::configs::ConfigSpace;
-use super::culprit::{find_culprit, Culprit};
+use super::culprit::{find_culprit, Culprit, CulpritMethod};
 use super::evidence::FailingEvidence;
 use super::files::FileFilter;
 use super::ga::{GaParams, GeneTable};
@@ -69,9 +69,13 @@ impl FromStr for OracleMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum TraceScope {
+    /// `culprit`, except for wrong code whose culprit is only the pass after which the
+    /// wrong output first shows, with passes before it: `pipeline`, so that an earlier
+    /// pass whose work the culprit exposed can rank.
+    #[default]
+    Auto,
     /// Only while the culprit pass runs: its run in the failing pipeline, every run of it
     /// in a candidate (candidates without it record nothing).
-    #[default]
     Culprit,
     /// The whole pipeline (LocSeq).
     Pipeline,
@@ -504,7 +508,20 @@ fn record_failing_trace(
     let sites = coverage.sites;
     let filter = FileFilter::new(sites, &opts.file_prefixes, opts.cpp_only);
     let culprit_file = culprit.and_then(|c| c.class.as_deref()).and_then(|c| sites.attribution.file_of_pass(c));
-    let mut focus = culprit.filter(|_| opts.trace == TraceScope::Culprit);
+    let exposed_only = culprit.is_some_and(|c| c.method == CulpritMethod::Prefixes && c.position > 1);
+    let mut focus = culprit.filter(|_| match opts.trace {
+        TraceScope::Culprit => true,
+        TraceScope::Auto => !exposed_only,
+        TraceScope::Pipeline => false,
+    });
+    if let (TraceScope::Auto, Some(c), true) = (opts.trace, culprit, exposed_only) {
+        notes.push(format!(
+            "the wrong output first shows after {}, and {} passes ran before it: traces cover whole pipelines, so \
+             that an earlier pass's code can rank",
+            c.pass,
+            c.position - 1
+        ));
+    }
     let mut run = None;
     if let Some(c) = focus {
         let job = JobSpec { observe: true, focus: Some(c.focus_here()), ..runner.job(&c.pipeline) };

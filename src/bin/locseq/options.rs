@@ -25,9 +25,10 @@ pub struct SearchArgs {
     #[arg(long, value_enum, default_value_t = Granularity::Blocks)]
     pub granularity: Granularity,
     /// What a coverage trace records: culprit (only while the culprit pass runs: its run in
-    /// the failing pipeline, every run of it in a candidate) or pipeline (the whole
-    /// pipeline, as LocSeq).
-    #[arg(long, value_enum, default_value_t = TraceScope::Culprit)]
+    /// the failing pipeline, every run of it in a candidate), pipeline (the whole pipeline,
+    /// as LocSeq), or auto (culprit, but pipeline for wrong code that first shows after a
+    /// culprit with passes before it, so that their code can rank).
+    #[arg(long, value_enum, default_value_t = TraceScope::Auto)]
     pub trace: TraceScope,
     /// Do not mix configurations of the culprit pass (other parameters, other values of
     /// its knobs) into the sequence search (`--strategy configs` tries only those).
