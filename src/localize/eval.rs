@@ -4,7 +4,7 @@ use anyhow::{Context as _, Result};
 use serde::Serialize;
 
 use super::bug_folder::BenchBug;
-use super::isolate::{isolate, Inapplicable, IsolateOptions, Progress};
+use super::isolate::{isolate, Inapplicable, IsolateOptions, Isolation, Progress};
 use super::sbfl::{metrics, Metrics};
 use super::sequence_search::Strategy;
 use super::witness_programs::ProgramInput;
@@ -196,6 +196,31 @@ pub struct EvalSetup<'a> {
     pub catalog: &'a Catalog,
     /// The LLVM the bugs run on.
     pub llvm: Llvm,
+    /// Where to keep each isolation's whole ranking (see [`keep_ranking`]).
+    pub rankings: Option<std::path::PathBuf>,
+}
+
+/// Each ranked file with all its evidence, the culprit and the fix files of one isolation,
+/// as `DIR/BUG-STRATEGY-SEED.json`: what a ranking rule can be judged on afterwards.
+fn keep_ranking(
+    dir: &std::path::Path,
+    bug: &BenchBug,
+    strategy: Strategy,
+    seed: u64,
+    isolation: &Isolation,
+) -> Result<()> {
+    let record = serde_json::json!({
+        "bug": bug.id,
+        "fix_files": bug.fix_files,
+        "failure": isolation.failure,
+        "culprit": isolation.culprit,
+        "culprit_file": isolation.culprit_file,
+        "stats": isolation.stats,
+        "ranking": isolation.ranking,
+    });
+    let path = dir.join(format!("{}-{}-{seed}.json", bug.id, strategy.name()));
+    std::fs::write(&path, serde_json::to_vec_pretty(&record)?)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Isolate `bug` `repeat` times (seeds 1..=repeat) with `strategy`; skip it, with the
@@ -211,7 +236,7 @@ pub fn evaluate_bug(bug: &BenchBug, strategy: Strategy, setup: &EvalSetup, progr
 }
 
 fn attempts(bug: &BenchBug, strategy: Strategy, setup: &EvalSetup, progress: &mut dyn Progress) -> Result<BugOutcome> {
-    let EvalSetup { base, repeat, jobs, limits, catalog, llvm } = setup;
+    let EvalSetup { base, repeat, jobs, limits, catalog, llvm, rankings } = setup;
     let (repeat, jobs, limits, catalog) = (*repeat, *jobs, *limits, *catalog);
     let major = llvm.major();
     if !bug.versions.is_empty() && !bug.versions.contains(&major) {
@@ -233,6 +258,9 @@ fn attempts(bug: &BenchBug, strategy: Strategy, setup: &EvalSetup, progress: &mu
             IsolateOptions { oracle: bug.oracle.clone(), pattern: bug.pattern.clone(), strategy, seed, ..base.clone() };
         let isolation =
             isolate(&mut subject.pool, &mut subject.module, Some(&input), &buggy, catalog, &opts, progress)?;
+        if let Some(dir) = rankings {
+            keep_ranking(dir, bug, strategy, seed, &isolation)?;
+        }
         let of_fix = |f: &String| isolation.ranking.iter().find(|r| &r.path == f);
         let ranks = bug.fix_files.iter().map(|f| of_fix(f).map(|r| r.rank)).collect();
         let spectrum_ranks = bug.fix_files.iter().map(|f| of_fix(f).map(|r| r.evidence.spectrum_rank)).collect();

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
 use ctos::cli::{bounded, LimitArgs};
 use ctos::localize::bug_folder::{read_bench, BenchBug};
 use ctos::localize::eval::{evaluate_bug, summarize, BugOutcome, BugResult, EvalSetup, StrategySummary};
@@ -38,6 +38,10 @@ pub struct EvalArgs {
     /// fire on its major version are ranked (see `locseq isolate --opt`).
     #[arg(long, value_name = "PATH")]
     pub opt: Option<PathBuf>,
+    /// Also keep each isolation's whole ranking (every file with its evidence), culprit and
+    /// fix files as DIR/BUG-STRATEGY-SEED.json, to judge ranking rules on afterwards.
+    #[arg(long, value_name = "DIR")]
+    pub rankings: Option<PathBuf>,
     #[command(flatten)]
     pub search: SearchArgs,
     #[command(flatten)]
@@ -72,6 +76,9 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
     let strategies = if args.strategies.is_empty() { vec![Strategy::Cga] } else { args.strategies.clone() };
     let base = args.search.options()?;
     base.check(&catalog, &llvm)?;
+    if let Some(dir) = &args.rankings {
+        std::fs::create_dir_all(dir).with_context(|| format!("--rankings {}: cannot create it", dir.display()))?;
+    }
     let setup = EvalSetup {
         base,
         repeat: args.repeat,
@@ -79,6 +86,7 @@ pub fn main(args: EvalArgs) -> Result<ExitCode> {
         limits: args.limits.limits(),
         catalog: &catalog,
         llvm: llvm.clone(),
+        rankings: args.rankings.clone(),
     };
     let results = evaluate_all(&bugs, &strategies, &setup, &args);
     let summaries: Vec<_> = strategies.iter().map(|&s| summarize(s, &results)).collect();
