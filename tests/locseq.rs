@@ -262,6 +262,7 @@ mod llvm22 {
     #[test]
     fn eval_reports_ranks_per_strategy_and_skips_bugs_that_do_not_fire() {
         let bench = PathBuf::from(bug("191714", "meta.json")).parent().unwrap().parent().unwrap().display().to_string();
+        let rankings = temp("kept-rankings");
         let out = locseq(&[
             "eval",
             &bench,
@@ -276,10 +277,23 @@ mod llvm22 {
             "--max-evals",
             "150",
             "--json",
+            "--rankings",
+            rankings.to_str().unwrap(),
         ]);
         assert_eq!(out.code, 0, "{}", out.stderr);
         let lines = records(&out);
         let bugs: Vec<&Value> = lines.iter().filter(|l| l["type"] == "bug").collect();
+        // Each isolation's whole ranking is kept, with every file's evidence.
+        for strategy in ["cga", "random"] {
+            let kept: Value = serde_json::from_slice(
+                &std::fs::read(rankings.join(format!("191714-{strategy}-1.json"))).expect("a kept ranking"),
+            )
+            .unwrap();
+            assert_eq!(kept["fix_files"][0], "llvm/lib/Transforms/Vectorize/SLPVectorizer.cpp");
+            let files = kept["ranking"].as_array().unwrap();
+            assert!(files.len() > 5 && files.iter().all(|f| f["evidence"]["spectrum_rank"].is_u64()), "{kept}");
+        }
+        assert!(!rankings.join("147869-cga-1.json").exists(), "a skipped bug has no ranking");
         let skipped = bugs.iter().find(|b| b["bug"] == "147869").unwrap();
         assert_eq!(skipped["outcome"]["status"], "skipped");
         assert!(skipped["outcome"]["reason"].as_str().unwrap().contains("not on 22"));
