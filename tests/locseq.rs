@@ -298,6 +298,12 @@ mod llvm22 {
         assert_eq!(skipped["outcome"]["status"], "skipped");
         assert!(skipped["outcome"]["reason"].as_str().unwrap().contains("not on 22"));
         for summary in lines.last().unwrap()["strategies"].as_array().unwrap() {
+            // 191714's fix is in the culprit pass's file: its one class, ranked first there.
+            let classes = summary["by_class"].as_array().unwrap();
+            let class = |name: &str| classes.iter().find(|c| c["class"] == name).unwrap().clone();
+            assert_eq!(class("in-culprit")["ranking"]["top1"], 1, "{summary}");
+            assert_eq!(class("in-culprit")["culprit_file_baseline"]["top1"], 1, "{summary}");
+            assert_eq!(class("elsewhere")["ranking"]["bugs"], 0, "{summary}");
             assert_eq!(summary["bugs"], 1, "{summary}");
             assert_eq!(summary["top5"], 1, "{summary}");
             assert_eq!((summary["skipped"].as_u64(), summary["errors"].as_u64()), (Some(1), Some(0)), "{summary}");
@@ -449,6 +455,38 @@ mod llvm19 {
         assert_eq!(i["culprit"]["name"], "loop-fusion", "{}", i["culprit"]);
         assert_eq!(i["stats"]["other_failures"], 0, "{}", i["stats"]);
         assert_eq!(rank_of(&report, "llvm/lib/Transforms/Scalar/LoopFuse.cpp"), Some(1));
+    }
+
+    /// 135182's fix is in SimplifyIndVar.cpp, a helper indvars drives: its failure-specific
+    /// code dwarfs IndVarSimplify.cpp's, so it ranks with the culprit's files, and first.
+    #[test]
+    fn bug_135182_ranks_the_helper_indvars_drives_first() {
+        let report = isolate_with_driver("135182", &["--oracle", "wrong-code", "--max-evals", "3000"]);
+        let first = &report["isolation"]["ranking"][0];
+        assert_eq!(first["path"], "llvm/lib/Transforms/Utils/SimplifyIndVar.cpp", "{first}");
+        assert_eq!(first["evidence"]["placed"], "helper", "{first}");
+        let culprit = rank_of(&report, "llvm/lib/Transforms/Scalar/IndVarSimplify.cpp").expect("culprit file ranked");
+        assert!(culprit <= 3, "IndVarSimplify.cpp ranked {culprit}");
+    }
+
+    /// 36998's culprit file holds no failure-specific code, nor does any other file hold
+    /// code that stands out: the engineer's first suspect, the fix file, stays first, and
+    /// the files behind it say why.
+    #[test]
+    fn bug_36998_keeps_the_culprits_file_first_when_no_other_file_stands_out() {
+        let report = isolate(&[&bug("36998", "seq.txt"), &bug("36998", "repro.ll"), "--llvm-arg=-aa-pipeline="]);
+        let ranking = report["isolation"]["ranking"].as_array().unwrap();
+        assert_eq!(ranking[0]["path"], "llvm/lib/Transforms/Utils/LoopVersioning.cpp", "{}", ranking[0]);
+        assert_eq!(ranking[0]["evidence"]["placed"], "culprit");
+        let against = ranking[1]["evidence"]["against_first"].as_str().unwrap();
+        assert!(against.contains("LoopVersioning.cpp"), "{against}");
+        // IR core code the failing run alone executed ranks after the rest.
+        let core = ranking.iter().find(|f| f["path"].as_str().unwrap().starts_with("llvm/lib/IR/")).unwrap();
+        assert_eq!(core["evidence"]["placed"], "core", "{core}");
+        assert!(ranking
+            .iter()
+            .skip_while(|f| f["evidence"]["placed"] != "core")
+            .all(|f| f["evidence"]["placed"] == "core"));
     }
 
     /// 123550's fix is in ScalarEvolution, which indvars asks: the culprit's own file

@@ -40,6 +40,70 @@ pub struct Attempt {
     pub reduced: String,
     /// Why some of the LLVM's code has no source file, if it has not.
     pub unattributed: Option<String>,
+    /// Whether a fix file is one of the culprit pass's files.
+    pub fix_class: FixClass,
+}
+
+/// Where a bug's fix is, against the culprit pass the isolation named: the two classes on
+/// which rankings fail differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FixClass {
+    /// In the culprit pass's files: its `run` method's, or one defining its classes' members.
+    InCulprit,
+    /// Elsewhere: an analysis, a utility or helper it calls, a pass that ran before it.
+    Elsewhere,
+}
+
+impl FixClass {
+    pub const ALL: [FixClass; 2] = [FixClass::InCulprit, FixClass::Elsewhere];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FixClass::InCulprit => "in-culprit",
+            FixClass::Elsewhere => "elsewhere",
+        }
+    }
+
+    fn of(fix_files: &[String], isolation: &Isolation) -> FixClass {
+        let culprits = isolation.ranking.iter().filter(|r| r.evidence.culprit).map(|r| r.path.as_str());
+        let mut culprit_files: Vec<&str> = culprits.chain(isolation.culprit_file.as_deref()).collect();
+        culprit_files.dedup();
+        match fix_files.iter().any(|f| culprit_files.contains(&f.as_str())) {
+            true => FixClass::InCulprit,
+            false => FixClass::Elsewhere,
+        }
+    }
+}
+
+/// Top-1/3/5 of one ranking over the bugs of one class.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct TopN {
+    pub bugs: usize,
+    pub top1: usize,
+    pub top3: usize,
+    pub top5: usize,
+}
+
+impl TopN {
+    fn of(best_ranks: impl Iterator<Item = Option<usize>>) -> TopN {
+        let mut t = TopN::default();
+        for best in best_ranks {
+            t.bugs += 1;
+            let within = |n: usize| usize::from(best.is_some_and(|r| r <= n));
+            (t.top1, t.top3, t.top5) = (t.top1 + within(1), t.top3 + within(3), t.top5 + within(5));
+        }
+        t
+    }
+}
+
+/// One class's bugs under the ranking, the spectrum alone and the culprit-file baseline.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClassSummary {
+    pub class: FixClass,
+    pub ranking: TopN,
+    pub spectrum_only: TopN,
+    pub culprit_file_baseline: TopN,
 }
 
 #[derive(Debug, Clone)]
@@ -136,6 +200,8 @@ pub struct StrategySummary {
     pub skipped: usize,
     /// Bugs whose isolation failed (each `bug` record says why).
     pub errors: usize,
+    /// The same ranks split by where the fix is, against the culprit pass.
+    pub by_class: Vec<ClassSummary>,
 }
 
 pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
@@ -171,6 +237,26 @@ pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
         median_seconds_to_ranking: totals.get(totals.len() / 2).copied().unwrap_or(0.0),
         skipped: count(|o| matches!(o, BugOutcome::Skipped { .. })),
         errors: count(|o| matches!(o, BugOutcome::Error { .. })),
+        by_class: FixClass::ALL.iter().map(|&class| summarize_class(class, &mine)).collect(),
+    }
+}
+
+/// A bug's class is its first isolation's; its rank under each ranking the best median
+/// rank of its fix files.
+fn summarize_class(class: FixClass, results: &[&BugResult]) -> ClassSummary {
+    let of_class: Vec<&BugResult> = results
+        .iter()
+        .copied()
+        .filter(|r| matches!(&r.outcome, BugOutcome::Ranked { attempts } if attempts[0].fix_class == class))
+        .collect();
+    let best = |median: fn(&BugResult) -> Option<MedianRanks>| {
+        TopN::of(of_class.iter().filter_map(|r| median(r)).map(|(ranks, _)| ranks.into_iter().flatten().min()))
+    };
+    ClassSummary {
+        class,
+        ranking: best(BugResult::median_ranks),
+        spectrum_only: best(BugResult::median_spectrum_ranks),
+        culprit_file_baseline: best(BugResult::median_baseline_ranks),
     }
 }
 
@@ -281,6 +367,7 @@ fn attempts(bug: &BenchBug, strategy: Strategy, setup: &EvalSetup, progress: &mu
             passing: isolation.stats.passing,
             seconds: isolation.seconds_total,
             search_seconds: isolation.stats.seconds,
+            fix_class: FixClass::of(&bug.fix_files, &isolation),
             reduced: isolation.reduced,
             unattributed: isolation.unattributed,
         });

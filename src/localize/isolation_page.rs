@@ -128,6 +128,13 @@ fn ranking(page: &mut Page, i: &Isolation, top: usize) {
                         .parts()
                         .iter()
                         .map(|p| format!("<span class=\"nowrap\">{}</span>", escape(p)))
+                        .chain(
+                            f.evidence
+                                .against_first
+                                .iter()
+                                .filter(|_| f.rank <= 3)
+                                .map(|a| format!("behind the first: {}", escape(a))),
+                        )
                         .collect::<Vec<_>>()
                         .join("<br>"),
                 ),

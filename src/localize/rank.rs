@@ -28,16 +28,38 @@ pub struct FileRank {
 /// specific.
 pub const FAILURE_SPECIFIC: f64 = 0.05;
 
+/// A transform file whose failure-specific code is this many times the culprit's files'
+/// ranks with them: a helper the pass drives (chosen by leave-one-out, see the README).
+pub const HELPER_FACTOR: usize = 3;
+
+/// When the culprit's files hold no failure-specific code, another file's spectrum score
+/// must be this many times the next one's to rank before them (leave-one-out, README).
+pub const STANDS_OUT: f64 = 2.0;
+
 /// Which evidence put a file where it is (the rule is [`rank`]'s).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Placed {
     /// One of the culprit pass's files, ahead of the others because the culprit's code
-    /// did something in the failing run that (almost) no bug-free run did.
+    /// did something in the failing run that (almost) no bug-free run did, or because no
+    /// other file's evidence stands out.
     Culprit,
+    /// A transform file beside the culprit's: it holds several times their failure-specific
+    /// code (a helper the pass drives, as SimplifyIndVar.cpp is indvars').
+    Helper,
     /// By its spectrum score (the crash stack adds to it).
     #[default]
     Spectrum,
+    /// IR core or support code (llvm/lib/IR, llvm/lib/Support), ranked after every other
+    /// file: every pass manipulates its data structures.
+    Core,
+}
+
+/// Whether `path` is LLVM's IR core or support library: the values, instructions, use
+/// lists, containers and the pass manager that every pass works through. Their code that
+/// only a failing run executes says what the culprit did, and rarely where it erred.
+pub fn is_core(path: &str) -> bool {
+    ["llvm/lib/IR/", "llvm/lib/Support/"].iter().any(|d| path.starts_with(d))
 }
 
 /// Every kind of evidence the ranking weighs, for one file.
@@ -57,6 +79,10 @@ pub struct FileEvidence {
     pub failure_specific: usize,
     /// Its rank by the spectrum alone (worst of its tie group).
     pub spectrum_rank: usize,
+    /// Behind a first file that the rule placed there (culprit or helper): what this
+    /// file's evidence is against it, for an engineer reading the top files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub against_first: Option<String>,
 }
 
 impl FileEvidence {
@@ -69,9 +95,14 @@ impl FileEvidence {
     /// What placed the file, then each other piece of its evidence.
     pub fn parts(&self) -> Vec<String> {
         let mut parts = vec![match self.placed {
+            Placed::Culprit if self.failure_specific == 0 => {
+                "culprit (no failure-specific code, and no other file stands out)".to_string()
+            }
             Placed::Culprit => "culprit".to_string(),
+            Placed::Helper => "helper of the culprit".to_string(),
             Placed::Spectrum if self.culprit => "spectrum (a culprit file without failure-specific code)".to_string(),
             Placed::Spectrum => "spectrum".to_string(),
+            Placed::Core => "core (IR and support code rank last)".to_string(),
         }];
         if self.failure_specific > 0 {
             parts.push(format!("{} failure-specific ({} failure-only)", self.failure_specific, self.failure_only));
@@ -164,19 +195,26 @@ pub fn stack_evidence(stack: &[u64], sites: &Sites, failing: &Spectrum) -> Vec<(
     out
 }
 
-/// Files ranked by all the evidence, in one rule: the culprit pass's files rank first (by
-/// spectrum score) when they hold failure-specific code, code that the failing run executed
-/// and at most one bug-free run in twenty did; otherwise the spectrum alone ranks. The
-/// spectrum scores a file by Ochiai over its elements, combined by `aggregate`, plus
-/// `1/(1+d)` when it is d frames deep on a crash's stack.
+/// Files ranked by all the evidence, in one rule. IR core and support files rank last.
+/// Among the others, the culprit pass's files rank first when they hold failure-specific
+/// code (code the failing run executed and at most one bug-free run in twenty did), with
+/// any transform file holding [`HELPER_FACTOR`] times their failure-specific code; when
+/// they hold none, they still rank first unless another file's spectrum score stands out
+/// ([`STANDS_OUT`] times the next one's). The rest rank by the spectrum: Ochiai over each
+/// file's elements, combined by `aggregate`, plus `1/(1+d)` when it is d frames deep on a
+/// crash's (or a hang's) stack.
 ///
-/// Why: the culprit's code is an engineer's first suspect, and the spectrum confirms it
-/// when that code behaved in the failing run as in (almost) no bug-free one. When its code
-/// also ran in bug-free runs, the fault more likely sits in what it called (an analysis
-/// answering wrongly), where the spectrum is the evidence there is. The one in twenty
-/// tolerates coincidentally correct witnesses: a mutant that runs the faulty code, yet
-/// prints what the original prints. It was chosen on the development bench by
-/// leave-one-out over {0, 1%, 5%} (see the README).
+/// Why: the culprit's code is an engineer's first suspect, and the spectrum confirms it when
+/// that code behaved in the failing run as in (almost) no bug-free one. A pass also works
+/// through helpers (loop utilities, the SCEV expander, SimplifyIndVar) that are not named
+/// like it: one whose failure-specific code dwarfs the pass's own is where the behaviour
+/// that differed lives. When nothing of the culprit's is failure-specific, the spectrum's
+/// first file is another suspect only if it clearly leads: a near tie of weak scores is no
+/// reason to pass over the engineer's first suspect. IR core and support code (values, use
+/// lists, the dominator tree, the pass manager) runs in every pass; its failure-specific
+/// code is the trace of what the culprit did (and of analyses it computed on first use),
+/// and it buried the fix file of four development bugs. Each choice was made by
+/// leave-one-out on the development bench (see the README).
 pub fn rank(
     evidence: &Evidence,
     sites: &Sites,
@@ -185,20 +223,87 @@ pub fn rank(
     direct: &DirectEvidence,
 ) -> Vec<FileRank> {
     let mut ranking = rank_by_spectrum(evidence, sites, formula, aggregate, direct);
-    if !ranking.iter().any(|f| f.evidence.culprit && f.evidence.failure_specific > 0) {
-        return ranking;
+    for f in ranking.iter_mut().filter(|f| is_core(&f.path) && !f.evidence.culprit) {
+        f.evidence.placed = Placed::Core;
     }
-    for f in ranking.iter_mut().filter(|f| f.evidence.culprit) {
-        f.evidence.placed = Placed::Culprit;
+    let culprit_specific = ranking.iter().filter(|f| f.evidence.culprit).map(|f| f.evidence.failure_specific).max();
+    match culprit_specific {
+        None => {}
+        Some(0) => {
+            let leads = {
+                let mut others = ranking.iter().filter(|f| !f.evidence.culprit && f.evidence.placed != Placed::Core);
+                match (others.next(), others.next()) {
+                    (Some(first), Some(second)) => first.score >= STANDS_OUT * second.score,
+                    (Some(_), None) => true,
+                    _ => false,
+                }
+            };
+            if !leads {
+                for f in ranking.iter_mut().filter(|f| f.evidence.culprit) {
+                    f.evidence.placed = Placed::Culprit;
+                }
+            }
+        }
+        Some(specific) => {
+            for f in ranking.iter_mut() {
+                if f.evidence.culprit {
+                    f.evidence.placed = Placed::Culprit;
+                } else if f.path.starts_with("llvm/lib/Transforms/")
+                    && f.evidence.failure_specific >= HELPER_FACTOR * specific
+                {
+                    f.evidence.placed = Placed::Helper;
+                }
+            }
+        }
     }
+    let order = |p: Placed| match p {
+        Placed::Culprit | Placed::Helper => 0,
+        Placed::Spectrum => 1,
+        Placed::Core => 2,
+    };
     // Stable: within each group the spectrum's order, ties included, stays.
-    ranking.sort_by_key(|f| f.evidence.placed != Placed::Culprit);
-    let groups: Vec<(Placed, f64)> = ranking.iter().map(|f| (f.evidence.placed, f.score)).collect();
+    ranking.sort_by_key(|f| order(f.evidence.placed));
+    let groups: Vec<(usize, f64)> = ranking.iter().map(|f| (order(f.evidence.placed), f.score)).collect();
     for (i, f) in ranking.iter_mut().enumerate() {
         // The worst position of its tie group: same group, same score.
         f.rank = i + 1 + groups[i + 1..].iter().take_while(|g| **g == groups[i]).count();
     }
+    explain_against_first(&mut ranking);
     ranking
+}
+
+/// For the files behind a first file the rule placed there (a culprit or helper file
+/// that the spectrum alone would not put first), what their evidence is against it.
+fn explain_against_first(ranking: &mut [FileRank]) {
+    let Some(first) = ranking.first().filter(|f| matches!(f.evidence.placed, Placed::Culprit | Placed::Helper)) else {
+        return;
+    };
+    let (name, first_specific, first_rank) = (
+        first.path.rsplit('/').next().unwrap_or(&first.path).to_string(),
+        first.evidence.failure_specific,
+        first.evidence.spectrum_rank,
+    );
+    for f in ranking.iter_mut().skip(1) {
+        let mine = &f.evidence;
+        let standing = match mine.placed {
+            Placed::Culprit | Placed::Helper => "placed with it".to_string(),
+            Placed::Core => "IR core or support code, which ranks after the passes' and analyses' files".to_string(),
+            Placed::Spectrum if first_specific == 0 => {
+                format!("{name} holds no failure-specific code either, and no file's spectrum score stands out")
+            }
+            Placed::Spectrum if mine.failure_specific >= first_specific => format!(
+                "more failure-specific code than {name} ({} against {first_specific}), but not a transform file \
+                 the culprit drives",
+                mine.failure_specific
+            ),
+            Placed::Spectrum => {
+                format!("less failure-specific code than {name} ({} against {first_specific})", mine.failure_specific)
+            }
+        };
+        let stack = mine.stack_depth.map(|d| format!(", stack {d}")).unwrap_or_default();
+        f.evidence.against_first =
+            Some(format!("{standing}; spectrum rank {} against {name}'s {first_rank}{stack}", mine.spectrum_rank));
+    }
 }
 
 /// Files ranked by the spectrum alone (each with all its evidence): LocSeq's ranking.
@@ -250,6 +355,7 @@ fn rank_by_spectrum(
                     failure_only,
                     failure_specific,
                     spectrum_rank: r.rank,
+                    against_first: None,
                 },
                 path: sites.attribution.files[r.file as usize].clone(),
                 score: r.score,
@@ -286,19 +392,16 @@ mod tests {
         assert_eq!(stack_evidence(&stack, &sites, &failing), vec![(0, 0), (1, 1)]);
     }
 
-    /// Files 0 (the culprit's, 2 elements), 1 (3 elements) and 2 (3 elements).
-    fn ranked_with_passing(passing: &[&[u32]]) -> Vec<FileRank> {
-        let sites: &'static Sites = Box::leak(Box::new(Sites::synthetic(&[
-            Some(0),
-            Some(0),
-            Some(1),
-            Some(1),
-            Some(1),
-            Some(2),
-            Some(2),
-            Some(2),
-        ])));
-        let failing = Spectrum::from_elements((0..8).collect(), sites);
+    /// Files named `paths`, file i with `sizes[i]` elements (numbered in file order), the
+    /// failing run covering them all, one bug-free run per entry of `passing`; file 0 is
+    /// the culprit's.
+    fn ranked(paths: &[&str], sizes: &[usize], passing: &[&[u32]]) -> Vec<FileRank> {
+        let owners: Vec<Option<u32>> =
+            sizes.iter().enumerate().flat_map(|(f, &n)| std::iter::repeat_n(Some(f as u32), n)).collect();
+        let mut sites = Sites::synthetic(&owners);
+        sites.attribution.files = paths.iter().map(|p| p.to_string()).collect();
+        let sites: &'static Sites = Box::leak(Box::new(sites));
+        let failing = Spectrum::from_elements((0..owners.len() as u32).collect(), sites);
         let mut evidence = Evidence::new(&failing);
         for p in passing {
             evidence.add_passing(&Spectrum::from_elements(p.to_vec(), sites));
@@ -307,12 +410,20 @@ mod tests {
         rank(&evidence, sites, Formula::Ochiai, Aggregate::Sum, &direct)
     }
 
+    /// Files 0 (the culprit's, 2 elements), 1 (3 elements) and 2 (3 elements).
+    fn ranked_with_passing(passing: &[&[u32]]) -> Vec<FileRank> {
+        ranked(&["file0.cpp", "file1.cpp", "file2.cpp"], &[2, 3, 3], passing)
+    }
+
+    fn order(ranking: &[FileRank]) -> Vec<&str> {
+        ranking.iter().map(|f| f.path.as_str()).collect()
+    }
+
     #[test]
     fn the_culprits_files_rank_first_when_they_hold_failure_only_code() {
         // Element 1 of the culprit's file ran in a bug-free run, element 0 in none.
         let ranking = ranked_with_passing(&[&[1, 7], &[1]]);
-        let order: Vec<&str> = ranking.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(order, ["file0.cpp", "file1.cpp", "file2.cpp"]);
+        assert_eq!(order(&ranking), ["file0.cpp", "file1.cpp", "file2.cpp"]);
         assert_eq!(ranking.iter().map(|f| f.rank).collect::<Vec<_>>(), [1, 2, 3]);
         let culprit = &ranking[0].evidence;
         assert_eq!((culprit.placed, culprit.culprit, culprit.failure_only), (Placed::Culprit, true, 1));
@@ -320,14 +431,24 @@ mod tests {
         assert_eq!(culprit.spectrum_rank, 3);
         assert_eq!(culprit.describe(), "culprit, 1 failure-specific (1 failure-only)");
         assert_eq!(ranking[1].evidence.placed, Placed::Spectrum);
+        // The next file says what it has against the first.
+        let against = ranking[1].evidence.against_first.as_deref().unwrap();
+        assert!(against.contains("more failure-specific code than file0.cpp (3 against 1)"), "{against}");
+        assert!(against.ends_with("spectrum rank 1 against file0.cpp's 3"), "{against}");
     }
 
     #[test]
-    fn a_culprit_whose_code_all_ran_in_bug_free_runs_ranks_by_the_spectrum() {
-        // Every element of the culprit's file ran in a bug-free run: what differed is elsewhere.
+    fn a_culprit_without_failure_specific_code_stays_first_unless_another_file_stands_out() {
+        // Every element of the culprit's file ran in a bug-free run; files 1 and 2 score
+        // alike: no reason to pass over the first suspect.
         let ranking = ranked_with_passing(&[&[0, 1, 7], &[1]]);
-        let order: Vec<&str> = ranking.iter().map(|f| f.path.as_str()).collect();
-        assert_eq!(order, ["file1.cpp", "file2.cpp", "file0.cpp"]);
+        assert_eq!(order(&ranking), ["file0.cpp", "file1.cpp", "file2.cpp"]);
+        assert_eq!(ranking[0].evidence.placed, Placed::Culprit);
+        assert_eq!(ranking[0].evidence.describe(), "culprit (no failure-specific code, and no other file stands out)");
+        // File 1's three elements ran in no bug-free run, file 2's in all four: file 1
+        // stands out (3 against 4/sqrt(5) = 1.34), and the spectrum ranks.
+        let ranking = ranked_with_passing(&[&[0, 1, 5, 6, 7][..]; 4]);
+        assert_eq!(order(&ranking)[0], "file1.cpp");
         assert!(ranking.iter().all(|f| f.evidence.placed == Placed::Spectrum && f.rank == f.evidence.spectrum_rank));
         assert_eq!(ranking[2].evidence.describe(), "spectrum (a culprit file without failure-specific code)");
     }
@@ -340,9 +461,38 @@ mod tests {
         let ranking = ranked_with_passing(&passing);
         assert_eq!(ranking[0].path, "file0.cpp");
         assert_eq!((ranking[0].evidence.failure_only, ranking[0].evidence.failure_specific), (0, 1));
-        // One more would be more than one in twenty.
+        // One more would be more than one in twenty: none of its code is failure-specific.
         passing.push(&[0]);
-        assert_eq!(ranked_with_passing(&passing)[2].path, "file0.cpp");
+        assert_eq!(ranked_with_passing(&passing)[0].evidence.failure_specific, 0);
+    }
+
+    #[test]
+    fn a_transform_helper_with_three_times_the_culprits_failure_specific_code_ranks_with_it() {
+        let paths =
+            ["llvm/lib/Transforms/Scalar/Pass.cpp", "llvm/lib/Transforms/Utils/Helper.cpp", "llvm/lib/Analysis/A.cpp"];
+        // The culprit: 1 failure-specific element of 2; the helper 4 of 4; the analysis 3
+        // of 3, but it is no transform file.
+        let ranking = ranked(&paths, &[2, 4, 3], &[&[1]]);
+        let placed: Vec<Placed> = ranking.iter().map(|f| f.evidence.placed).collect();
+        assert_eq!(order(&ranking), [paths[1], paths[0], paths[2]]);
+        assert_eq!(placed, [Placed::Helper, Placed::Culprit, Placed::Spectrum]);
+        // With two failure-specific elements the pass's own code is not dwarfed.
+        let ranking = ranked(&paths, &[2, 4, 3], &[&[8]]);
+        assert_eq!(order(&ranking), [paths[0], paths[1], paths[2]]);
+        assert_eq!(ranking[1].evidence.placed, Placed::Spectrum);
+    }
+
+    #[test]
+    fn ir_core_and_support_files_rank_after_every_other_file() {
+        let paths = ["llvm/lib/Transforms/Scalar/Pass.cpp", "llvm/lib/IR/Value.cpp", "llvm/lib/Analysis/A.cpp"];
+        // Value.cpp's three elements ran in no bug-free run, one of the culprit's and one of
+        // the analysis's did.
+        let ranking = ranked(&paths, &[2, 3, 2], &[&[1, 5]]);
+        assert_eq!(order(&ranking), [paths[0], paths[2], paths[1]]);
+        assert_eq!(ranking[2].evidence.placed, Placed::Core);
+        assert_eq!(ranking[2].evidence.spectrum_rank, 1);
+        let against = ranking[2].evidence.against_first.as_deref().unwrap();
+        assert!(against.starts_with("IR core or support code"), "{against}");
     }
 
     #[test]

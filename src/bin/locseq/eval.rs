@@ -239,6 +239,31 @@ fn print_summaries(summaries: &[StrategySummary]) -> std::io::Result<()> {
         row("culprit-file".into(), &s.culprit_file_baseline)?;
         ctos::outln!()?;
     }
+    // Where rankings fail differently: fixes in the culprit's files, and elsewhere.
+    ctos::outln!(
+        "\n{:<16} {:<11} {:>4}  {:>17}  {:>17}  {:>17}",
+        "strategy",
+        "fix",
+        "bugs",
+        "ranking",
+        "spectrum alone",
+        "culprit file"
+    )?;
+    ctos::outln!("{:<16} {:<11} {:>4}  {:>17}  {:>17}  {:>17}", "", "", "", "top1/3/5", "top1/3/5", "top1/3/5")?;
+    for s in summaries {
+        for c in &s.by_class {
+            let t = |t: &ctos::localize::eval::TopN| format!("{}/{}/{}", t.top1, t.top3, t.top5);
+            ctos::outln!(
+                "{:<16} {:<11} {:>4}  {:>17}  {:>17}  {:>17}",
+                s.strategy.name(),
+                c.class.name(),
+                c.ranking.bugs,
+                t(&c.ranking),
+                t(&c.spectrum_only),
+                t(&c.culprit_file_baseline)
+            )?;
+        }
+    }
     for s in summaries.iter().filter(|s| s.errors > 0) {
         ctos::outln!(
             "\n{}: {} bug(s) could not be isolated (the reason is in the bug's row)",

@@ -318,6 +318,10 @@ fn print_report(i: &Isolation, top: usize) -> Result<()> {
     for r in i.ranking.iter().take(top) {
         ctos::outln!("{:>4}  {:>9.4}  {:>6}  {}", r.rank, r.score, r.elements, r.path)?;
         ctos::outln!("{:>23}{}", "", r.evidence.describe())?;
+        // An engineer reads the top three: why each is behind a first file the rule placed.
+        if let Some(against) = r.evidence.against_first.as_deref().filter(|_| r.rank <= 3) {
+            ctos::outln!("{:>23}behind the first: {against}", "")?;
+        }
         if !r.top_functions.is_empty() {
             let names: Vec<String> = r.top_functions.iter().map(|f| shorten(f, 70)).collect();
             ctos::outln!("{:>23}{}", "", names.join(", "))?;
