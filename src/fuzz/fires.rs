@@ -73,6 +73,15 @@ pub fn fires_line(all: &[FiresOn]) -> String {
     all.iter().map(FiresOn::mark).collect::<Vec<_>>().join(" ")
 }
 
+/// The major version of the newest LLVM that could tell, when it no longer fires there and
+/// an older one does: the bug is fixed in it (`22 ✔ 23 ✘`).
+pub fn fixed_in(all: &[FiresOn]) -> Option<u32> {
+    let told: Vec<&FiresOn> = all.iter().filter(|f| f.fires.is_some() && major_of(&f.llvm) > 0).collect();
+    let newest = told.iter().max_by_key(|f| version_key(&f.llvm))?;
+    let fired_before = told.iter().any(|f| f.fires == Some(true) && version_key(&f.llvm) < version_key(&newest.llvm));
+    (newest.fires == Some(false) && fired_before).then(|| major_of(&newest.llvm))
+}
+
 /// A bug's reproducer and how the campaign judged it.
 pub struct Reproducer<'a> {
     pub program: &'a Path,
@@ -150,4 +159,30 @@ fn judge(program: &Path, pipeline: &str, r: &Reproducer, llvm: &Llvm, answer: &m
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(llvm: &str, fires: Option<bool>) -> FiresOn {
+        FiresOn { fires, ..FiresOn::blank(llvm.into(), None) }
+    }
+
+    #[test]
+    fn a_bug_the_newest_llvm_no_longer_shows_is_fixed_there() {
+        let fixed = [answer("19.1.7", Some(false)), answer("22.1.8", Some(true)), answer("23.1.4", Some(false))];
+        assert_eq!(fixed_in(&fixed), Some(23));
+        assert_eq!(fires_line(&fixed), "19 ✘ 22 ✔ 23 ✘");
+        // The newest fires: not fixed, whatever an older one says.
+        assert_eq!(fixed_in(&[answer("19.1.7", Some(false)), answer("22.1.8", Some(true))]), None);
+        // The newest cannot tell (it does not know a pass): the newest that can decides.
+        assert_eq!(fixed_in(&[answer("22.1.8", Some(true)), answer("23.1.4", None)]), None);
+        assert_eq!(
+            fixed_in(&[answer("19.1.7", Some(true)), answer("22.1.8", Some(false)), answer("23.1.4", None)]),
+            Some(22)
+        );
+        // Firing nowhere is no fix.
+        assert_eq!(fixed_in(&[answer("22.1.8", Some(false)), answer("23.1.4", Some(false))]), None);
+    }
 }

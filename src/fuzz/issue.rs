@@ -48,9 +48,18 @@ impl Findings {
         Ok(())
     }
 
+    /// The newest LLVM the campaign knows no longer fires it: the major version it is
+    /// fixed in (see [`super::fires::fixed_in`]).
+    pub fn fixed_in(&self) -> Option<u32> {
+        self.fires_on.as_deref().and_then(super::fires::fixed_in)
+    }
+
     /// One line per finding, for `ctos report` and the campaign page.
     pub fn summary_lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
+        if let Some(n) = self.fixed_in() {
+            lines.push(format!("fixed in LLVM {n}: it no longer fires there"));
+        }
         match &self.reduced_ir {
             Some(IrReduction { file: Some(f), lines: n, lines_before, seconds, pipeline, .. }) => {
                 let shorter = if pipeline.is_some() { ", a shorter sequence" } else { "" };
@@ -131,7 +140,8 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
     }
     text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, bug, findings.pipeline(bug), &file)));
     if let Some(all) = &findings.fires_on {
-        text.push_str(&format!("Fires on: {}\n", fires_line(all)));
+        let fixed = findings.fixed_in().map(|n| format!(" (fixed in LLVM {n}: it no longer fires there)"));
+        text.push_str(&format!("Fires on: {}{}\n", fires_line(all), fixed.unwrap_or_default()));
         for f in all.iter().filter(|f| f.note.is_some()) {
             text.push_str(&format!("* LLVM {}: {}\n", f.llvm, f.note.as_deref().unwrap_or("")));
         }

@@ -24,6 +24,8 @@ pub struct BugReport {
     /// Its program reduced as IR, where it fires, where it is (once the campaign did so).
     #[serde(flatten)]
     pub findings: super::issue::Findings,
+    /// The newest LLVM the campaign knows no longer fires it: its major version.
+    pub fixed_in: Option<u32>,
 }
 
 #[derive(Debug, Serialize)]
@@ -77,6 +79,7 @@ pub(super) fn report_of(store: &super::store::Store, dir: &Path) -> Result<Campa
         .into_iter()
         .map(|b| BugReport {
             findings: super::issue::Findings::read(&dir.join(&b.dir)),
+            fixed_in: None,
             id: b.id,
             kind: b.kind,
             pass: b.pass,
@@ -93,9 +96,13 @@ pub(super) fn report_of(store: &super::store::Store, dir: &Path) -> Result<Campa
                 .collect(),
         })
         .collect();
-    // Bugs that production pipelines can meet first, each group in the order found.
+    // Bugs that still fire first, those that production pipelines can meet first among
+    // them, each group in the order found.
     let mut bugs = bugs;
-    bugs.sort_by_key(|b: &BugReport| (b.findings.production_only != Some(true), b.id));
+    for b in &mut bugs {
+        b.fixed_in = b.findings.fixed_in();
+    }
+    bugs.sort_by_key(|b: &BugReport| (b.fixed_in.is_some(), b.findings.production_only != Some(true), b.id));
     let summary = CampaignSummary {
         dir: dir.display().to_string(),
         llvm_version: store.get_meta("llvm_version")?.unwrap_or_default(),
