@@ -50,6 +50,12 @@ fn a_pass_that_leaves_scalar_evolution_stale_is_a_bug_only_when_kept_analyses_ar
         .lines()
         .find(|l| l.starts_with("opt-") && l.contains("verify<scalar-evolution>"))
         .unwrap_or_else(|| panic!("no plain-opt command with the SCEV verifier:\n{readme}"));
+    assert!(readme.contains("The only evidence is an analysis check"), "{readme}");
+    // Fires-on agrees with the command above it: it fires where that command aborts.
+    let fires = readme.lines().find(|l| l.starts_with("Fires on: ")).unwrap_or_else(|| panic!("{readme}"));
+    assert!(fires.contains('✔') && !fires.contains('✘'), "{fires}");
+    let issue = std::fs::read_to_string(bug.join("ISSUE.md")).unwrap();
+    assert!(issue.contains("whether this loop can run forever"), "{issue}");
     let plain = Command::new("sh").arg("-c").arg(command).current_dir(&bug).output().unwrap();
     let stderr = String::from_utf8_lossy(&plain.stderr);
     assert!(plain.status.code().is_none_or(|c| c >= 128) && !plain.status.success(), "{command}: {stderr}");

@@ -49,7 +49,7 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
     if findings.fires_on.is_none() {
         c.stats.tick(&c.dir, &c.store, c.started, "re-running the bug on each LLVM")?;
         let file = folder.join(findings.reproducer(&program));
-        findings.fires_on = Some(fires_on(c, bug, kind, &file, findings.pipeline(bug)));
+        findings.fires_on = Some(fires_on(c, bug, kind, &file, findings.pipeline(bug), findings.culprit(bug)));
         findings.write(&folder)?;
     }
     if findings.suspects.is_none() && c.config.localize_seconds > 0.0 {
@@ -77,8 +77,11 @@ fn reduce_program_ir(c: &Campaign, bug: &BugRow, kind: FailureKind, folder: &Pat
     let reduction = llvm_reduce_for(&c.llvm).and_then(|tool| {
         let check = interesting(c, bug, kind, &path)?;
         let mut reduction = reduce_ir(&tool, &path, &out, &check, budget, c.jobs)?;
-        if reduction.file.is_some() {
-            reduction.pipeline = shorter_pipeline(c, bug, &check, &out)?;
+        if let Some((pipeline, culprit)) =
+            reduction.file.as_ref().map(|_| shorter_pipeline(c, bug, &check, &out)).transpose()?.flatten()
+        {
+            reduction.pipeline = Some(pipeline);
+            reduction.culprit = Some(culprit);
         }
         Ok(reduction)
     });
@@ -86,8 +89,14 @@ fn reduce_program_ir(c: &Campaign, bug: &BugRow, kind: FailureKind, folder: &Pat
 }
 
 /// The campaign's reduced sequence reduced again, on the reduced program: passes that
-/// the whole program needed to fail may be needless now. None when none can go.
-fn shorter_pipeline(c: &Campaign, bug: &BugRow, check: &Interesting, reduced: &Path) -> Result<Option<String>> {
+/// the whole program needed to fail may be needless now; with its last pass, the
+/// culprit under it. None when none can go.
+fn shorter_pipeline(
+    c: &Campaign,
+    bug: &BugRow,
+    check: &Interesting,
+    reduced: &Path,
+) -> Result<Option<(String, String)>> {
     let spec = SubjectSpec::new(reduced, &c.config.llvm_options()).with_llvm(&c.llvm)?;
     let mut subject = Subject::load(&spec, c.jobs, check.limits)?;
     let mut oracle = Oracle::of(check.failure.clone(), None);
@@ -100,20 +109,22 @@ fn shorter_pipeline(c: &Campaign, bug: &BugRow, check: &Interesting, reduced: &P
     let execute = oracle.reference.is_some();
     Ok(match reduce_while_failing(c, &mut subject, execute, &oracle, &seq) {
         Some(shorter) if shorter.passes().len() < seq.passes().len() => {
-            Some(render_with(&shorter, &c.catalog, &render)?)
+            let culprit = shorter.passes().last().map_or_else(|| bug.pass.clone(), |p| p.name.clone());
+            Some((render_with(&shorter, &c.catalog, &render)?, culprit))
         }
         _ => None,
     })
 }
 
-/// The bug's reproducer (`file` under `pipeline`) judged on every LLVM the campaign knows.
-fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path, pipeline: &str) -> Vec<FiresOn> {
+/// The bug's reproducer (`file` under `pipeline`, whose culprit is `culprit`) judged on
+/// every LLVM the campaign knows.
+fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path, pipeline: &str, culprit: &str) -> Vec<FiresOn> {
     let source = &file.with_file_name("program.c");
     let reproducer = Reproducer {
         program: file,
         pipeline,
         kind,
-        culprit: &bug.pass,
+        culprit,
         llvm_args: &c.config.llvm_options(),
         verify_each: c.config.verify_each,
         limits: c.config.limits(),

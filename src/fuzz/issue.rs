@@ -90,21 +90,28 @@ impl Findings {
         self.reduced_ir.as_ref().and_then(|r| r.pipeline.as_deref()).unwrap_or(&bug.reduced)
     }
 
+    /// The culprit pass under [`Findings::pipeline`]: the last pass of the shorter
+    /// sequence when the reduced program has one, else the campaign's.
+    pub fn culprit<'a>(&'a self, bug: &'a BugRow) -> &'a str {
+        self.reduced_ir.as_ref().and_then(|r| r.culprit.as_deref()).unwrap_or(&bug.pass)
+    }
+
     /// The IR file a maintainer should run: the reduced one, else the program as found.
     pub fn reproducer(&self, program: &str) -> String {
         self.reduced_ir.as_ref().and_then(|r| r.file.clone()).unwrap_or_else(|| program.to_string())
     }
 }
 
-/// The component LLVM's tracker titles a pass's bugs with: `NewGVNPass` → `NewGVN`.
-fn component(bug: &BugRow, suspects: Option<&Suspects>) -> String {
-    let class = suspects.and_then(|s| s.class.as_deref());
-    match class {
+/// The component LLVM's tracker titles a pass's bugs with: `NewGVNPass` → `NewGVN`; the
+/// culprit's name when its class is unknown, the one the report's culprit line names.
+fn component(bug: &BugRow, findings: &Findings) -> String {
+    let suspects = findings.suspects.as_ref();
+    match suspects.and_then(|s| s.class.as_deref()) {
         Some(class) => {
             let name = class.rsplit("::").next().unwrap_or(class);
             name.strip_suffix("Pass").filter(|n| !n.is_empty()).unwrap_or(name).to_string()
         }
-        None => bug.pass.clone(),
+        None => suspects.and_then(|s| s.culprit.clone()).unwrap_or_else(|| findings.culprit(bug).to_string()),
     }
 }
 
@@ -119,7 +126,7 @@ pub fn title(bug: &BugRow, findings: &Findings) -> String {
         Some(FailureKind::Oom) => "memory blow-up",
         _ => bug.kind.as_str(),
     };
-    format!("[{}] {what}: {}", component(bug, findings.suspects.as_ref()), bug.signature)
+    format!("[{}] {what}: {}", component(bug, findings), bug.signature)
 }
 
 /// The section the README leads with once the findings are in.
@@ -139,6 +146,7 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
         _ => {}
     }
     text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, bug, findings.pipeline(bug), &file)));
+    text.push_str(&stale_analysis_note(bug, findings));
     if let Some(all) = &findings.fires_on {
         let fixed = findings.fixed_in().map(|n| format!(" (fixed in LLVM {n}: it no longer fires there)"));
         text.push_str(&format!("Fires on: {}{}\n", fires_line(all), fixed.unwrap_or_default()));
@@ -153,6 +161,27 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
     }
     text.push_str("`ISSUE.md` drafts the report for LLVM's tracker.\n\n");
     text
+}
+
+/// What a bug whose only evidence is ctos's check of kept analyses rests on, and what
+/// was not checked: maintainers weigh a stale analysis by whether it can mislead.
+fn stale_analysis_note(bug: &BugRow, findings: &Findings) -> String {
+    let Some(analysis) = crate::oracle::stale_analysis(&bug.signature) else { return String::new() };
+    let loops = if analysis == "ScalarEvolution" {
+        " A stale trip count matters only for a loop that exits: ScalarEvolution's verifier \
+         compares trip counts even of loops that never do, and LLVM's maintainers have closed \
+         such reports as false positives. Not checked here: whether this loop can run forever."
+    } else {
+        ""
+    };
+    format!(
+        "The only evidence is an analysis check: after `{}`, the {analysis} it declared \
+         preserved no longer matches the IR (ctos's `--check-preserved`; plain `opt` shows \
+         it with the verifier pass the command appends). The optimized IR itself verifies, \
+         and no wrong code was seen: a stale analysis is a miscompilation only if a later \
+         pass reads it.{loops}\n\n",
+        findings.culprit(bug)
+    )
 }
 
 fn suspects_lines(s: &Suspects) -> String {
@@ -216,6 +245,7 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
         text.push_str(&format!("`{file}` ({lines} lines) is attached.\n\n"));
     }
     text.push_str(&expected_vs_actual(c, kind, bug, findings));
+    text.push_str(&stale_analysis_note(bug, findings));
     if let Some(all) = &findings.fires_on {
         text.push_str("## Versions\n\n");
         for f in all {
@@ -307,4 +337,61 @@ fn production_note(c: &Campaign, pipeline: &str) -> String {
         (false, false) => format!("Not in {pipelines}: {}; the others are.\n", names.join(", ")),
     });
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bug(pass: &str) -> BugRow {
+        BugRow {
+            id: 1,
+            key: String::new(),
+            kind: "crash".into(),
+            pass: pass.into(),
+            signature: "SIGABRT in llvm::ScalarEvolution::verify".into(),
+            reduced: format!("loop-simplifycfg,{pass}"),
+            program: 1,
+            first_seen: String::new(),
+            count: 1,
+            dir: String::new(),
+        }
+    }
+
+    /// The reduced program fails under a shorter sequence that ends before the
+    /// campaign's culprit: the title, fires-on and the culprit line name the same pass.
+    #[test]
+    fn the_title_names_the_culprit_of_the_sequence_the_report_gives() {
+        let bug = bug("loop-unroll-full");
+        let mut findings = Findings::default();
+        assert_eq!(title(&bug, &findings), "[loop-unroll-full] crash: SIGABRT in llvm::ScalarEvolution::verify");
+        let mut reduction = IrReduction::not_reduced(Path::new("/nonexistent.ll"), 1.0, true, String::new());
+        reduction.pipeline = Some("loop-simplifycfg".into());
+        reduction.culprit = Some("loop-simplifycfg".into());
+        findings.reduced_ir = Some(reduction);
+        assert_eq!((findings.pipeline(&bug), findings.culprit(&bug)), ("loop-simplifycfg", "loop-simplifycfg"));
+        assert!(title(&bug, &findings).starts_with("[loop-simplifycfg] crash"), "{}", title(&bug, &findings));
+        // A localization that saw the pass run names its class, as LLVM's tracker does.
+        findings.suspects = Some(Suspects {
+            culprit: Some("loop-simplifycfg".into()),
+            class: Some("llvm::LoopSimplifyCFGPass".into()),
+            ..Suspects::default()
+        });
+        assert!(title(&bug, &findings).starts_with("[LoopSimplifyCFG] crash"), "{}", title(&bug, &findings));
+    }
+
+    #[test]
+    fn a_bug_only_an_analysis_check_shows_says_so() {
+        let findings = Findings::default();
+        let note = stale_analysis_note(&bug("loop-simplifycfg"), &findings);
+        assert!(
+            note.contains("after `loop-simplifycfg`, the ScalarEvolution") && note.contains("run forever"),
+            "{note}"
+        );
+        let mut fatal = bug("licm");
+        fatal.signature = "DominatorTree is stale after pass \"licm\", which kept it".into();
+        assert!(stale_analysis_note(&fatal, &findings).contains("the DominatorTree it declared"));
+        fatal.signature = "SIGSEGV in llvm::LICMPass::run".into();
+        assert_eq!(stale_analysis_note(&fatal, &findings), "");
+    }
 }

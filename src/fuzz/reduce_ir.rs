@@ -27,13 +27,26 @@ pub struct IrReduction {
     /// campaign's was reduced on the whole program), when there is one.
     #[serde(default)]
     pub pipeline: Option<String>,
+    /// The culprit under `pipeline`, its last pass: the campaign's culprit may be gone
+    /// from it (the failure shows earlier on the reduced program).
+    #[serde(default)]
+    pub culprit: Option<String>,
 }
 
 impl IrReduction {
     /// No smaller program of `program`, and why.
     pub fn not_reduced(program: &Path, seconds: f64, finished: bool, note: String) -> IrReduction {
         let lines = line_count(program);
-        IrReduction { file: None, lines_before: lines, lines, seconds, finished, note: Some(note), pipeline: None }
+        IrReduction {
+            file: None,
+            lines_before: lines,
+            lines,
+            seconds,
+            finished,
+            note: Some(note),
+            pipeline: None,
+            culprit: None,
+        }
     }
 }
 
@@ -116,6 +129,7 @@ pub fn reduce_ir(
                 finished: ended == Ended::Finished,
                 note: None,
                 pipeline: None,
+                culprit: None,
             });
         }
     }

@@ -327,6 +327,16 @@ pub fn key_before_reduction(failure: &Failure, frames: &[String]) -> Option<Stri
 /// it, and plain `opt` shows it with `verify<scalar-evolution>`.
 pub const SCEV_CHECK_FRAME: &str = "llvm::ScalarEvolution::verify";
 
+/// The analysis ctos's check of kept analyses (`-ctos-check-preserved`) found stale, when
+/// that check is what failed (`signature`): a failure plain `opt` shows only with the
+/// analysis's verifier appended.
+pub fn stale_analysis(signature: &str) -> Option<&'static str> {
+    if signature.contains(SCEV_CHECK_FRAME) {
+        return Some("ScalarEvolution");
+    }
+    ["DominatorTree", "LoopInfo"].into_iter().find(|a| signature.contains(&format!("{a} is stale after pass")))
+}
+
 /// Whether a crash happened in ctos's check of the analyses a pass kept
 /// (`-ctos-check-preserved`; ScalarEvolution::verify aborts there): the pass is to blame.
 fn in_preserved_check(frames: &[String]) -> bool {
