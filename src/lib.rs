@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod coverage;
 pub mod embed;
+pub mod files;
 pub mod fuzz;
 pub mod html;
 pub mod llvm;

@@ -49,9 +49,14 @@ pub fn shell_quote(text: &str) -> String {
 }
 
 /// This process's command line, each word as `sh` takes it back: what reports and
-/// `begin` records say was run.
+/// `begin` records say was run. Lossy: an argument that is not UTF-8 (a file name) must
+/// not panic here, of all places in the panic hook.
 pub fn command_line() -> Vec<String> {
-    std::env::args().map(|a| shell_quote(&a)).collect()
+    arguments().iter().map(|a| shell_quote(a)).collect()
+}
+
+fn arguments() -> Vec<String> {
+    std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect()
 }
 
 /// A progress bar on standard error drawn as indicatif's `template`, of `len` steps (None:
@@ -116,7 +121,7 @@ pub fn begin_on(tool: &str, seed: Option<u64>, llvm_version: &str, opt: Option<&
         llvm_version: llvm_version.to_string(),
         opt: opt.map(|o| o.display().to_string()),
         seed,
-        command: std::env::args().collect(),
+        command: arguments(),
     };
     emit("begin", &begin)
 }

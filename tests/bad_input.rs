@@ -42,6 +42,8 @@ impl Fixtures {
         write("bad.c", "int main(void) { return undeclared; }\n");
         write("notes.txt", "hello\n");
         write("typo.txt", "# pipelines\nsroa\ngvn\nlcim\n");
+        std::os::unix::fs::symlink("/nonexistent-ctos-target", dir.path().join("dangling")).unwrap();
+        write("binary.txt", "sroa\n\u{0}gvn\u{1b}[31m\n");
         write("rejected.txt", "sroa\nloop-unroll<O7>\n");
         write("good.txt", "sroa,gvn\n");
         write("clean.txt", "sroa,gvn\n");
@@ -54,6 +56,13 @@ impl Fixtures {
         std::fs::copy(dir.path().join("broken.ll"), dir.path().join("badprogs/broken.ll")).unwrap();
         write("fake/campaign.sqlite", "not a database at all, but long enough to look like a file\n");
         write("used/keep.txt", "something of the user's\n");
+        std::fs::create_dir(dir.path().join("badkind")).unwrap();
+        write(
+            "badkind/outcome.json",
+            r#"{"kind": "bogus", "signature": "x", "program_file": "program.ll", "llvm_args": []}"#,
+        );
+        write("badkind/reduced.txt", "sroa\n");
+        std::fs::copy(dir.path().join("broken.ll"), dir.path().join("badkind/program.ll")).unwrap();
         Fixtures { dir }
     }
 
@@ -90,6 +99,7 @@ fn cases() -> Vec<(&'static str, Vec<String>, &'static str)> {
     let s = |items: &[&str]| items.iter().map(|i| i.to_string()).collect::<Vec<String>>();
     let run = |extra: &[&str]| [s(&["run", &csmith]), s(extra)].concat();
     let fuzz = |extra: &[&str]| [s(&["fuzz", "--out", "camp"]), s(extra)].concat();
+    let interesting = |extra: &[&str]| [s(&["interesting", "--kind", "crash", "--signature", "x"]), s(extra)].concat();
     let isolate = |extra: &[&str]| [s(&["isolate", &seq, &repro]), s(extra)].concat();
     vec![
         // ctos run
@@ -105,6 +115,11 @@ fn cases() -> Vec<(&'static str, Vec<String>, &'static str)> {
         (CTOS, run(&[]), "no pipeline given"),
         (CTOS, run(&["--seq-file", "no-such.txt"]), "cannot read no-such.txt"),
         (CTOS, run(&["--seq-file", "typo.txt"]), "typo.txt:4: unknown pass 'lcim'"),
+        // Bytes of the input that would act on the terminal are shown escaped.
+        (CTOS, run(&["--seq-file", "binary.txt"]), "binary.txt:2: unknown pass '\\u{0}gvn\\u{1b}[31m'"),
+        (CTOS, fuzz(&["--programs", "progs", "--sync", "typo.txt"]), "--sync typo.txt: not a folder"),
+        (CTOS, fuzz(&["--programs", "progs", "--sync", "dangling"]), "--sync dangling: a link to nothing"),
+        (CTOS, fuzz(&["--programs", "progs", "--sync", "camp/causes"]), "overlap"),
         (CTOS, run(&["-p", "loop-unroll<O7>"]), "LLVM rejects the pipeline 'function(loop-unroll<O7>)'"),
         (CTOS, run(&["-p", "-licm gvn"]), "'gvn' is not a pass"),
         (CTOS, run(&["-p", "-constprop"]), "'constprop' no longer exists in LLVM"),
@@ -190,6 +205,26 @@ fn cases() -> Vec<(&'static str, Vec<String>, &'static str)> {
         (CTOS, s(&["merge", "--out", "merged", "fake"]), "fake is not a ctos campaign"),
         (CTOS, s(&["merge", "--out", "used", "fake"]), "used is not empty; merge into a new folder"),
         (CTOS, s(&["merge", "--out", "merged"]), "required arguments were not provided"),
+        (CTOS, s(&["merge", "--out", "fake/bugs/merged", "fake"]), "fake/bugs/merged is inside the shard fake"),
+        // ctos interesting: a wrong command must not read as "not interesting" (exit 1)
+        (
+            CTOS,
+            interesting(&["--passes", "function(scalarizer", &csmith]),
+            "LLVM rejects --passes 'function(scalarizer'",
+        ),
+        (CTOS, interesting(&["--passes", "nosuchpass", &csmith]), "unknown pass name 'nosuchpass'"),
+        (
+            CTOS,
+            interesting(&["--passes", "sroa", "--llvm-arg=-no-such-flag", &csmith]),
+            "LLVM rejects an --llvm-arg: Unknown command line argument '-no-such-flag'",
+        ),
+        (CTOS, interesting(&["--passes", "sroa", "no-such.c"]), "no-such.c: no such file"),
+        (
+            CTOS,
+            interesting(&["--passes", "sroa", "--keep-smallest", "progs", &csmith]),
+            "--keep-smallest progs: not a file",
+        ),
+        (LOCSEQ, s(&["isolate", "badkind"]), "unknown kind 'bogus'"),
         // locseq isolate
         (LOCSEQ, s(&["isolate", "no-such.txt", &repro]), "cannot read no-such.txt"),
         (LOCSEQ, s(&["isolate", "typo.txt", &repro]), "typo.txt: unknown pass 'lcim'"),
@@ -326,4 +361,57 @@ fn an_opt_that_never_answers_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     assert!(stderr.contains("did not answer"), "{stderr}");
+}
+
+/// File names need not be UTF-8: a program named so is fuzzed, into a campaign folder
+/// named so, and resumed; a panic (or its hook) must not meet such a name. Paths the
+/// campaign records as text (`--programs`) are refused, and nothing is written.
+#[test]
+fn programs_and_campaigns_whose_names_are_not_utf8_run_and_resume() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt as _;
+    let f = Fixtures::new();
+    let dir = f.dir.path();
+    let programs = dir.join("progs-latin1");
+    std::fs::create_dir(&programs).unwrap();
+    std::fs::copy(root().join("examples/sum.c"), programs.join(OsStr::from_bytes(b"prog-\xe9.c"))).unwrap();
+    let out = dir.join(OsStr::from_bytes(b"camp-\xe9"));
+    let fuzz = |args: &[&OsStr]| {
+        let run = Command::new(CTOS).arg("fuzz").args(args).current_dir(dir).output().unwrap();
+        (run.status.code(), String::from_utf8_lossy(&run.stdout).into_owned() + &String::from_utf8_lossy(&run.stderr))
+    };
+    let o = |s: &'static str| OsStr::new(s);
+    let (code, text) = fuzz(&[
+        o("--out"),
+        out.as_os_str(),
+        o("--programs"),
+        programs.as_os_str(),
+        o("--sequences"),
+        o("good.txt"),
+        o("--iterations"),
+        o("1"),
+        o("-j"),
+        o("2"),
+    ]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("1 pairs"), "{text}");
+    let (code, text) = fuzz(&[o("--resume"), out.as_os_str(), o("--iterations"), o("2")]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("pairs") && !text.contains("internal error"), "{text}");
+
+    // The command line a report records (and the panic hook prints) is read lossily.
+    let program = programs.join(OsStr::from_bytes(b"prog-\xe9.c"));
+    let run = Command::new(CTOS).arg("run").arg(&program).args(["-p", "sroa", "--json"]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    let begin = stdout.lines().next().unwrap_or_default();
+    assert!(begin.contains("\"begin\"") && begin.contains("prog-\u{fffd}.c"), "{begin}");
+
+    let refused = dir.join(OsStr::from_bytes(b"progs-\xe9"));
+    std::fs::rename(&programs, &refused).unwrap();
+    let before = f.listing();
+    let (code, text) = fuzz(&[o("--out"), o("camp2"), o("--programs"), refused.as_os_str(), o("--iterations"), o("1")]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("a path that is not UTF-8") && text.trim_end().lines().count() == 1, "{text}");
+    assert_eq!(f.listing(), before);
 }

@@ -25,8 +25,11 @@ fn campaign_with_one_bug(work: &Path, programs: &Path, sequences: &str, extra: &
     let mut args = vec!["fuzz", "--out", out.to_str().unwrap(), "--programs", programs.to_str().unwrap()];
     args.extend_from_slice(&["--sequences", seq_file.to_str().unwrap(), "--iterations", "1", "-j", "2"]);
     args.extend_from_slice(extra);
-    let (code, _, stderr) = ctos(&args);
-    assert_eq!(code, 0, "{stderr}");
+    // A temporary folder of its own: what the campaign leaves there is seen.
+    let tmp = work.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_ctos")).args(&args).env("TMPDIR", &tmp).output().expect("run ctos");
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
     let (code, stdout, stderr) = ctos(&["report", out.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0, "{stderr}");
     let bugs: Vec<Value> =
@@ -130,6 +133,33 @@ fn a_reduction_out_of_time_keeps_the_smallest_program_that_still_crashes() {
     assert!(lines < reduced["lines_before"].as_u64().unwrap() as usize, "{reduced}");
     let out = sh(&folder, &first_command(&folder)[0]);
     assert_eq!(out.status.code(), Some(139), "{}", String::from_utf8_lossy(&out.stderr));
+    // llvm-reduce, stopped at its time limit, removed none of its files: they were in
+    // ctos's work folder, which is gone.
+    let left: Vec<_> = std::fs::read_dir(work.path().join("tmp")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+
+    // A fifo where the folder's outcome.json was: the report goes on without its
+    // findings, and does not wait for a writer that never comes.
+    std::fs::remove_file(folder.join("outcome.json")).unwrap();
+    let fifo = std::ffi::CString::new(folder.join("outcome.json").to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let campaign = folder.parent().unwrap().parent().unwrap();
+    let mut report = Command::new(env!("CARGO_BIN_EXE_ctos"))
+        .arg("report")
+        .arg(campaign)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let guard = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while report.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > guard {
+            report.kill().unwrap();
+            panic!("ctos report waits on a fifo as outcome.json");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(report.wait().unwrap().code(), Some(0));
 }
 
 /// A campaign on the LLVM 23 that setup installs, through `--opt`: it keeps its program as

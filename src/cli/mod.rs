@@ -213,8 +213,14 @@ pub fn exit_with(result: Result<ExitCode>) -> ExitCode {
             // Messages that quote LLVM or clang may span lines; the answer stays one line.
             let text = format!("{e:#}");
             let parts: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-            eprintln!("error: {}", parts.join(" | "));
+            eprintln!("error: {}", printable(&parts.join(" | ")));
             ExitCode::from(2)
         }
     }
+}
+
+/// `text` with control characters escaped (`\0`, `\u{1b}`): a message that quotes a
+/// binary input must not write its bytes to the user's terminal.
+fn printable(text: &str) -> String {
+    text.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
 }

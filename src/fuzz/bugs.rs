@@ -386,7 +386,7 @@ fn with_handoff(mut outcome: serde_json::Value, c: &Campaign, program: &str, red
         "reduced": reduced,
         "llvm_args": c.config.llvm_options(),
         "verify_each": c.config.verify_each,
-        "opt": c.llvm.external().map(|o| &o.opt),
+        "opt": c.llvm.external().map(|o| o.opt.to_string_lossy()),
         "llvm_version": c.llvm.version(),
     });
     if let (Some(o), serde_json::Value::Object(f)) = (outcome.as_object_mut(), facts) {

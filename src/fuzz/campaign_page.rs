@@ -32,7 +32,7 @@ pub fn write_campaign_page(dir: &Path, out: &Path) -> Result<()> {
 fn overview(page: &mut Page, dir: &Path, store: &Store, report: &CampaignReport) -> Result<()> {
     let s = &report.summary;
     let stats: Option<serde_json::Value> =
-        std::fs::read_to_string(dir.join("stats.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+        crate::files::read_regular_text(&dir.join("stats.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
     let merged_from = store.get_meta("merged_from")?;
     let finished = stats.as_ref().and_then(|s| s["finished"].as_bool()) == Some(true);
     let state = match &merged_from {
@@ -131,7 +131,7 @@ fn bugs(page: &mut Page, dir: &Path, out: &Path, bugs: &[BugReport]) {
         .iter()
         .map(|b| {
             let folder = dir.join(&b.dir);
-            let readme = std::fs::read_to_string(folder.join("README.md")).unwrap_or_default();
+            let readme = crate::files::read_regular_text(&folder.join("README.md")).unwrap_or_default();
             let mut signature = escape(&b.signature);
             for v in &b.variants {
                 signature.push_str(&format!(

@@ -34,7 +34,7 @@ pub(super) fn finish_all(c: &mut Campaign) -> Result<()> {
 pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
     let folder = c.dir.join(&bug.dir);
     let outcome: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(folder.join("outcome.json"))
+        &crate::files::read_regular_text(&folder.join("outcome.json"))
             .with_context(|| format!("{}: no outcome.json", bug.dir))?,
     )?;
     let program = outcome["program_file"].as_str().unwrap_or("program.ll").to_string();

@@ -137,6 +137,11 @@ impl Interesting {
 
     /// Whether `program` (C or IR) still shows the failure.
     pub fn holds(&self, program: &Path) -> Result<bool> {
+        // A reducer's candidate is always there: a missing one is a wrong command, which
+        // must not read as "not interesting".
+        if !std::fs::metadata(program).is_ok_and(|m| m.is_file()) {
+            bail!("{}: no such file", program.display());
+        }
         // A variant that no longer compiles or parses is simply not interesting.
         let spec = SubjectSpec::new(program, &self.llvm_args).with_llvm(&self.llvm)?;
         let Ok(mut subject) = Subject::load(&spec, 1, self.limits) else {
@@ -166,8 +171,18 @@ impl Interesting {
         let job =
             JobSpec { verify_each: self.verify_each, exec, fill_memory: fill, ..JobSpec::optimize(&self.pipeline) };
         let run = subject.pool.run_one(&mut subject.module, &job)?;
-        if oracle.judge(&run, &self.pipeline)? != Verdict::Same {
-            return Ok(false);
+        if let Some(why) = crate::sandbox::llvm_args_rejected(&run) {
+            bail!("LLVM rejects an --llvm-arg: {why}");
+        }
+        match oracle.judge(&run, &self.pipeline)? {
+            Verdict::Same => {}
+            // LLVM refuses a pipeline or an option whatever the program: the command is wrong.
+            Verdict::Rejected => bail!(
+                "LLVM rejects --passes '{}': {}",
+                self.pipeline,
+                run.message.as_deref().unwrap_or("").lines().next().unwrap_or("")
+            ),
+            _ => return Ok(false),
         }
         let (Some(first), Some(_)) = (reference, fill) else { return Ok(true) };
         // Wrong code in IR without a baseline cannot be told from invented UB.
@@ -258,6 +273,12 @@ pub enum Ended {
 /// Run a reducer until it ends or `budget` runs out, with its stderr in `log`. A
 /// reducer that fails says why with the last line of its log.
 pub(super) fn run_bounded(mut command: Command, name: &str, log: &Path, budget: Duration) -> Result<Ended> {
+    // Its temporary files (llvm-reduce's copy of the program, its tests' files) go beside
+    // the log, in the caller's work folder: a reducer killed at its time limit cannot
+    // remove them, the work folder's owner does.
+    let tmp = log.with_file_name("tmp");
+    std::fs::create_dir_all(&tmp)?;
+    command.env("TMPDIR", &tmp);
     // Its own process group: its tests are stopped with it.
     let mut child: Child = command
         .process_group(0)

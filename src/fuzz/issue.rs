@@ -31,7 +31,7 @@ pub struct Findings {
 
 impl Findings {
     pub fn read(folder: &Path) -> Findings {
-        std::fs::read_to_string(folder.join("outcome.json"))
+        crate::files::read_regular_text(&folder.join("outcome.json"))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_default()
@@ -40,7 +40,7 @@ impl Findings {
     /// Merge these findings into the folder's `outcome.json`.
     pub fn write(&self, folder: &Path) -> Result<()> {
         let path = folder.join("outcome.json");
-        let mut outcome: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path)?)?;
+        let mut outcome: serde_json::Value = serde_json::from_str(&crate::files::read_regular_text(&path)?)?;
         if let (Some(o), serde_json::Value::Object(f)) = (outcome.as_object_mut(), serde_json::to_value(self)?) {
             o.extend(f.into_iter().filter(|(_, v)| !v.is_null()));
         }

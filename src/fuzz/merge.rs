@@ -36,6 +36,25 @@ struct Shard<'a> {
 }
 
 /// Every shard is a campaign of the same plan on the same LLVM; `out` is new.
+/// `path` with its links resolved, as far as it exists; the rest as written.
+fn resolved(path: &Path) -> std::path::PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return absolute,
+        }
+    }
+    let mut out = existing.canonicalize().unwrap_or_else(|_| existing.to_path_buf());
+    out.extend(rest.iter().rev());
+    out
+}
+
 fn check<'a>(out: &Path, shards: &[&'a Path]) -> Result<Vec<Shard<'a>>> {
     if shards.is_empty() {
         bail!("give the shard folders to merge");
@@ -48,6 +67,9 @@ fn check<'a>(out: &Path, shards: &[&'a Path]) -> Result<Vec<Shard<'a>>> {
     }
     let mut opened: Vec<Shard> = Vec::new();
     for &dir in shards {
+        if resolved(out).starts_with(resolved(dir)) {
+            bail!("{} is inside the shard {}; merge into a folder of its own", out.display(), dir.display());
+        }
         let store = open_campaign(dir)?;
         let config: CampaignConfig = serde_json::from_str(&store.get_meta("config")?.unwrap_or_default())
             .with_context(|| format!("{}: unreadable configuration", dir.display()))?;

@@ -220,7 +220,7 @@ fn user_programs(c: &Campaign, dir: &Path, iteration: i64, frontend: &CFrontend)
         // LLVM's bitcode may be too new for it.
         let ir_bytes = if c.llvm.external().is_some() { bytes } else { module.bitcode() };
         let (source, ir) = store_program(&c.dir, &name, source.as_deref(), &ir_bytes)?;
-        let origin = serde_json::json!({ "file": file });
+        let origin = serde_json::json!({ "file": file.to_string_lossy() });
         rows.push(ProgramRow { id: 0, iteration, name, origin: origin.to_string(), source, ir, status: String::new() });
     }
     Ok(rows)

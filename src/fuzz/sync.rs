@@ -67,7 +67,8 @@ impl SyncDir {
         for entry in std::fs::read_dir(self.dir.join("causes"))? {
             let path = entry?.path();
             if path.extension().is_some_and(|e| e == "json") {
-                let cause = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice::<Cause>(&b).ok());
+                let cause =
+                    crate::files::read_regular(&path).ok().and_then(|b| serde_json::from_slice::<Cause>(&b).ok());
                 causes.extend(cause.filter(|c| c.campaign != self.own));
             }
         }
@@ -77,7 +78,7 @@ impl SyncDir {
 
     /// The cause of `key`, when another campaign published it.
     pub fn known(&self, key: &str) -> Option<Cause> {
-        let bytes = std::fs::read(self.cause_file(key)).ok()?;
+        let bytes = crate::files::read_regular(&self.cause_file(key)).ok()?;
         serde_json::from_slice::<Cause>(&bytes).ok().filter(|c| c.key == key && c.campaign != self.own)
     }
 

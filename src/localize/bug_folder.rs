@@ -152,7 +152,7 @@ impl BenchBug {
     fn read_fuzz_folder(dir: &Path) -> Result<BenchBug> {
         let path = dir.join("outcome.json");
         let outcome: FuzzOutcome = serde_json::from_str(
-            &std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?,
+            &crate::files::read_regular_text(&path).with_context(|| format!("cannot read {}", path.display()))?,
         )
         .with_context(|| format!("{}: not an outcome.json of ctos fuzz", path.display()))?;
         let (Some(program_file), Some(llvm_args)) = (outcome.program_file, outcome.llvm_args) else {
@@ -166,12 +166,19 @@ impl BenchBug {
         };
         let reduced = dir.join("reduced.txt");
         let reduced_ir = outcome.reduced_ir.filter(|r| r.file.is_some());
-        let oracle = match outcome.kind.as_str() {
-            "crash" => OracleMode::Crash,
-            "invalid-ir" => OracleMode::InvalidIr,
-            "wrong-code" => OracleMode::WrongCode,
-            "timeout" => OracleMode::Hang,
-            _ => OracleMode::Auto,
+        use crate::oracle::FailureKind;
+        let oracle = match FailureKind::parse(&outcome.kind) {
+            Some(FailureKind::Crash) => OracleMode::Crash,
+            Some(FailureKind::InvalidIr) => OracleMode::InvalidIr,
+            Some(FailureKind::WrongCode) => OracleMode::WrongCode,
+            Some(FailureKind::Timeout) => OracleMode::Hang,
+            // Kinds the automatic oracle tells by their signature.
+            Some(FailureKind::Fatal | FailureKind::Oom | FailureKind::Codegen) => OracleMode::Auto,
+            None => anyhow::bail!(
+                "{}: unknown kind '{}' (ctos fuzz writes crash, fatal, invalid-ir, wrong-code, timeout, oom or codegen)",
+                path.display(),
+                outcome.kind
+            ),
         };
         let major = outcome.llvm_version.as_deref().and_then(|v| v.split('.').next()?.parse().ok());
         Ok(BenchBug {

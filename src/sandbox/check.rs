@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{run_batch, BatchItem, JobSpec, Outcome, Pool};
+use super::{run_batch, BatchItem, JobSpec, Outcome, Pool, Run};
 use crate::llvm::{IrModule, TargetSpec};
 
 /// What the child says when LLVM's command-line parser refuses the flags; LLVM's own words
@@ -36,6 +36,16 @@ impl Rejection {
     }
 }
 
+/// LLVM's complaint, when a run's `--llvm-arg` flags were refused (whatever the program).
+pub fn llvm_args_rejected(run: &Run) -> Option<String> {
+    let message = run.message.as_deref().unwrap_or("");
+    if !message.starts_with(LLVM_ARGS_REJECTED) {
+        return None;
+    }
+    let line = run.stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or(message).trim();
+    Some(line.split("  Try:").next().unwrap_or(line).trim_start_matches("ctos: ").to_string())
+}
+
 /// Check the pool's LLVM flags, the target and each pipeline; the first problem, in the
 /// order given (flags first).
 pub fn check_pipelines(pool: &mut Pool, target: &TargetSpec, pipelines: &[String]) -> Result<(), Rejection> {
@@ -66,10 +76,8 @@ pub fn check_pipelines(pool: &mut Pool, target: &TargetSpec, pipelines: &[String
     let mut problems: BTreeMap<usize, Rejection> = BTreeMap::new();
     run_batch(pool, &mut empty, items, |item, run| {
         let message = run.message.as_deref().unwrap_or("");
-        if message.starts_with(LLVM_ARGS_REJECTED) {
-            let line = run.stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or(message).trim();
-            let line = line.split("  Try:").next().unwrap_or(line).trim_start_matches("ctos: ");
-            problems.insert(0, Rejection::LlvmArg(line.to_string()));
+        if let Some(line) = llvm_args_rejected(&run) {
+            problems.insert(0, Rejection::LlvmArg(line));
         } else if run.outcome == Outcome::Rejected && item > 0 {
             let (pipeline, index) = distinct[item - 1];
             problems.insert(

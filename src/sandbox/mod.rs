@@ -20,7 +20,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use batch::{run_batch, run_batch_cached, run_each, BatchItem, ExecCache};
-pub use check::{check_pipelines, Rejection};
+pub use check::{check_pipelines, llvm_args_rejected, Rejection};
 pub use child::{in_child, recording_flags};
 pub(crate) use pool::memfd;
 pub use pool::{Event, JobId, Pool};

@@ -107,7 +107,7 @@ pub fn main(args: EmiArgs) -> Result<ExitCode> {
     if args.json {
         ctos::output::emit(
             "summary",
-            &serde_json::json!({ "variants": args.variants, "differing": differing, "out": out }),
+            &serde_json::json!({ "variants": args.variants, "differing": differing, "out": out.to_string_lossy() }),
         )?;
     } else {
         outln!("{} variants in {}", args.variants, out.display())?;

@@ -1,4 +1,4 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -234,7 +234,45 @@ fn exclude_patterns(args: &FuzzArgs) -> Result<Vec<String>> {
     Ok(patterns)
 }
 
+/// `--sync` must be a folder (or nothing yet) of its own: shards write their causes there,
+/// a campaign its own files in `--out`.
+fn check_sync(sync: &Path, out: Option<&Path>) -> Result<()> {
+    match (std::fs::symlink_metadata(sync), std::fs::metadata(sync)) {
+        (Ok(_), Err(_)) => bail!("--sync {}: a link to nothing; point it at a folder", sync.display()),
+        (_, Ok(m)) if !m.is_dir() => bail!("--sync {}: not a folder", sync.display()),
+        _ => {}
+    }
+    let full = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    if let Some(out) = out.filter(|o| full(o).starts_with(full(sync)) || full(sync).starts_with(full(o))) {
+        bail!(
+            "--sync {} and --out {} overlap; give the shards' shared folder apart from each campaign's",
+            sync.display(),
+            out.display()
+        );
+    }
+    Ok(())
+}
+
 fn config_of(args: &FuzzArgs) -> Result<CampaignConfig> {
+    // The configuration is stored as JSON text, which holds only UTF-8 paths.
+    let paths = [
+        ("--programs", &args.programs),
+        ("--sequences", &args.sequences),
+        ("--sync", &args.sync),
+        ("--opt", &args.opt),
+    ];
+    let also = args.also_opt.iter().map(|p| ("--also-opt", p));
+    for (flag, path) in paths.iter().filter_map(|(f, p)| Some((*f, p.as_ref()?))).chain(also) {
+        if path.to_str().is_none() {
+            bail!(
+                "{flag} {}: a path that is not UTF-8; the campaign records it as text (rename it, or link to it)",
+                path.to_string_lossy()
+            );
+        }
+    }
+    if let Some(sync) = &args.sync {
+        check_sync(sync, args.out.as_deref())?;
+    }
     Ok(CampaignConfig {
         seed: args.seed,
         selection: args.selection,
@@ -353,6 +391,9 @@ pub struct InterestingArgs {
 }
 
 pub fn interesting(args: InterestingArgs) -> Result<ExitCode> {
+    if let Some(keep) = args.keep_smallest.as_deref().filter(|k| k.exists() && !k.is_file()) {
+        anyhow::bail!("--keep-smallest {}: not a file", keep.display());
+    }
     let kind = ctos::oracle::FailureKind::parse(&args.kind)
         .with_context(|| format!("unknown failure kind '{}'", args.kind))?;
     let baseline = match &args.baseline {

@@ -10,7 +10,8 @@ use serde::Serialize;
 
 #[derive(clap::Args)]
 pub struct PassesArgs {
-    /// Only the members of this set (locseq, ctos, o3, safe, unsafe, all).
+    /// Only the members of this set: locseq, ctos, o3, production (what clang's default
+    /// pipelines run), safe, unsafe, all.
     #[arg(long)]
     set: Option<String>,
     /// JSON Lines instead of a table: begin, one `pass` record per pass, summary.
