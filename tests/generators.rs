@@ -197,3 +197,94 @@ fn a_mix_of_generators_tests_each_and_says_what_each_gave() {
         "{names:?}"
     );
 }
+
+/// A loop for the loop vectorizer.
+const VECTORIZABLE: &str = "define void @add1(ptr %a, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %p = getelementptr inbounds i32, ptr %a, i64 %i
+  %v = load i32, ptr %p, align 4
+  %w = add i32 %v, 1
+  store i32 %w, ptr %p, align 4
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+";
+
+/// Lit tests as seeds: each runs its RUN line's pipeline (and variants of it) under its
+/// RUN line's options, which its mutants keep; a seed LLVM cannot parse, or whose target
+/// it lacks, is counted and left out, one whose options LLVM refuses is skipped, and none
+/// stops the campaign.
+#[test]
+fn a_seeds_campaign_runs_each_seeds_own_pipeline_under_its_options() {
+    let work = tempfile::tempdir().unwrap();
+    let seeds = work.path().join("seeds");
+    std::fs::create_dir(&seeds).unwrap();
+    let seed =
+        |name: &str, run: &str, module: &str| std::fs::write(seeds.join(name), format!("{run}\n{module}")).unwrap();
+    let run = "; RUN: opt -passes=loop-vectorize -S < %s | FileCheck %s";
+    seed("plain.ll", run, VECTORIZABLE);
+    let riscv = "; RUN: opt -passes=loop-vectorize \\\n; RUN:   -mtriple=riscv64-unknown-linux-gnu -mattr=+v -S < %s | FileCheck %s";
+    seed("riscv.ll", riscv, VECTORIZABLE);
+    seed("refused.ll", &run.replace(" -S ", " -no-such-flag -S "), VECTORIZABLE);
+    seed("broken.ll", run, "define void @f( {\n");
+    seed("alien.ll", &run.replace(" -S ", " -mtriple=nosucharch-unknown-linux -S "), VECTORIZABLE);
+    let out = work.path().join("camp");
+    let extra = ["--seeds", seeds.to_str().unwrap(), "--generator", "seeds,ir-mutate", "--prog-pool", "6"];
+    let (code, stdout, stderr) = campaign(&out, "sroa\n", &[&extra[..], &["--prog-select", "6"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("3 files usable") && stderr.contains("2 left out"), "{stderr}");
+    assert!(stderr.contains("1 needs a target this LLVM lacks"), "{stderr}");
+    assert!(
+        stdout.contains("seed programs skipped when tested: 1 have an option the LLVM under test refuses"),
+        "{stdout}"
+    );
+
+    let db = rusqlite::Connection::open(out.join("campaign.sqlite")).unwrap();
+    let file_of = |p: &ProgramRow| p.origin["file"].as_str().map(|f| f.rsplit('/').next().unwrap().to_string());
+    let all = programs(&out);
+    let id_of = |file: &str| -> i64 {
+        let name = &all.iter().find(|p| file_of(p).as_deref() == Some(file)).expect(file).name;
+        db.query_row("SELECT id FROM programs WHERE name = ?1", [name], |r| r.get(0)).unwrap()
+    };
+    // (pipeline, optimized IR hash) of each sequence a program ran.
+    let ran = |program: i64| -> Vec<(String, String)> {
+        let mut st = db
+            .prepare("SELECT pipeline, ir_hash FROM pairs JOIN sequences ON sequences.id = sequence WHERE program = ?1")
+            .unwrap();
+        st.query_map([program], |r| Ok((r.get(0)?, r.get::<_, Option<String>>(1)?.unwrap_or_default())))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    };
+    let own: String = db
+        .query_row(
+            "SELECT pipeline FROM sequences JOIN own_sequences ON sequence = id WHERE program = ?1 ORDER BY id",
+            [id_of("riscv.ll")],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(own.contains("loop-vectorize"), "{own}");
+    let options = &all.iter().find(|p| file_of(p).as_deref() == Some("riscv.ll")).unwrap().origin["llvm_args"];
+    assert_eq!(options, &serde_json::json!(["-mtriple=riscv64-unknown-linux-gnu", "-mattr=+v"]));
+    let (plain, riscv) = (ran(id_of("plain.ll")), ran(id_of("riscv.ll")));
+    // Its RUN pipeline, at least one variant of it, and the campaign's sequence.
+    assert!(riscv.len() >= 3 && riscv.iter().any(|(p, _)| p.contains("sroa")), "{riscv:?}");
+    assert!(riscv.iter().any(|(p, _)| *p == own) && !plain.is_empty(), "{riscv:?}");
+    let refused = all.iter().find(|p| file_of(p).as_deref() == Some("refused.ll")).unwrap();
+    assert!(refused.status.contains("--llvm-arg"), "{}", refused.status);
+    // Mutants run under their seed's options and pipelines.
+    let mutants: Vec<&ProgramRow> = all.iter().filter(|p| p.origin["generator"] == "ir-mutate").collect();
+    assert!(!mutants.is_empty());
+    for m in mutants {
+        let seed = m.origin["seed_program"].as_str().unwrap();
+        let options = m.origin["llvm_args"].as_array().unwrap();
+        assert_eq!(seed.ends_with("riscv.ll"), options.iter().any(|o| o == "-mattr=+v"), "{}", m.origin);
+        assert!(m.origin["pipelines"][0].as_str().unwrap().contains("loop-vectorize"), "{}", m.origin);
+    }
+}

@@ -324,7 +324,7 @@ fn add_variant(c: &Campaign, l: &Loaded, bug: &BugRow, key: String, failure: &Fa
         ),
     )?;
     let outcome = serde_json::json!({ "kind": failure.kind, "signature": failure.signature, "pass": bug.pass });
-    let outcome = with_handoff(outcome, c, program, reduced);
+    let outcome = with_handoff(outcome, c, super::pairs::options_of(c, &l.program), program, reduced);
     std::fs::write(path.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
     note_also_seen(&c.dir.join(&bug.dir), n, &failure.signature, reduced, program)?;
     let variant = VariantRow {
@@ -370,7 +370,7 @@ fn write_bug_folder(
         "program": l.program.name,
         "program_origin": serde_json::from_str::<serde_json::Value>(&l.program.origin).ok(),
     });
-    let outcome = with_handoff(outcome, c, program, &bug.reduced);
+    let outcome = with_handoff(outcome, c, super::pairs::options_of(c, &l.program), program, &bug.reduced);
     std::fs::write(dir.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
     let mut text = readme(c, bug, failure, last, program);
     text.push_str(&super::pool::provenance(&l.program.origin).unwrap_or_default());
@@ -380,11 +380,17 @@ fn write_bug_folder(
 
 /// `outcome` with what `locseq isolate FOLDER` needs besides the folder's files: which
 /// program file, the reduced sequence, and how the campaign ran LLVM.
-fn with_handoff(mut outcome: serde_json::Value, c: &Campaign, program: &str, reduced: &str) -> serde_json::Value {
+fn with_handoff(
+    mut outcome: serde_json::Value,
+    c: &Campaign,
+    options: Vec<String>,
+    program: &str,
+    reduced: &str,
+) -> serde_json::Value {
     let facts = serde_json::json!({
         "program_file": program,
         "reduced": reduced,
-        "llvm_args": c.config.llvm_options(),
+        "llvm_args": options,
         "verify_each": c.config.verify_each,
         "opt": c.llvm.external().map(|o| o.opt.to_string_lossy()),
         "llvm_version": c.llvm.version(),
@@ -440,7 +446,8 @@ pub(super) fn tools(c: &Campaign) -> Tools {
 pub(super) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: &str) -> String {
     let Tools { opt, lli, .. } = tools(c);
     let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
-    let args: String = c.config.llvm_args.iter().map(|a| format!(" {a}")).collect();
+    let own = c.store.program(bug.program).map(|p| super::seeds::own_options(&p.origin)).unwrap_or_default();
+    let args: String = c.config.llvm_args.iter().chain(&own).map(|a| format!(" {}", shell_quote(a))).collect();
     // Plain opt has no -ctos-check-preserved; its verify<scalar-evolution> pass does the same
     // check once, on what the pipeline leaves cached at its end (the domtree and loops
     // verifier passes are empty in release builds). Only a stale SCEV needs it.
@@ -455,10 +462,19 @@ pub(super) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: 
     }
 }
 
+/// The LLVM options `bug`'s program runs with (the campaign's, then a seed's own).
+pub(super) fn bug_options(c: &Campaign, bug: &BugRow) -> Vec<String> {
+    match c.store.program(bug.program) {
+        Ok(program) => super::pairs::options_of(c, &program),
+        Err(_) => c.config.llvm_options(),
+    }
+}
+
 /// `program`: the bug folder's IR file the commands run.
 fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &str) -> String {
     let Tools { opt, version, .. } = tools(c);
-    let mut ctos_args: String = c.config.llvm_options().iter().map(|a| format!(" --llvm-arg={a}")).collect();
+    let mut ctos_args: String =
+        bug_options(c, bug).iter().map(|a| format!(" {}", shell_quote(&format!("--llvm-arg={a}")))).collect();
     if c.llvm.external().is_some() {
         ctos_args.push_str(&format!(" --opt {opt}"));
     }
@@ -516,7 +532,7 @@ fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
         failure: failure.clone(),
         pipeline: bug.reduced.clone(),
         verify_each: c.config.verify_each,
-        llvm_args: c.config.llvm_options(),
+        llvm_args: bug_options(c, bug),
         limits: c.config.limits(),
         llvm: c.llvm.clone(),
         culprit: Some(bug.pass.clone()),

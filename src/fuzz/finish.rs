@@ -97,7 +97,7 @@ fn shorter_pipeline(
     check: &Interesting,
     reduced: &Path,
 ) -> Result<Option<(String, String)>> {
-    let spec = SubjectSpec::new(reduced, &c.config.llvm_options()).with_llvm(&c.llvm)?;
+    let spec = SubjectSpec::new(reduced, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
     let mut subject = Subject::load(&spec, c.jobs, check.limits)?;
     let mut oracle = Oracle::of(check.failure.clone(), None);
     oracle.crash_in = Some(bug.pass.clone());
@@ -125,7 +125,7 @@ fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path, pipeline
         pipeline,
         kind,
         culprit,
-        llvm_args: &c.config.llvm_options(),
+        llvm_args: &super::bugs::bug_options(c, bug),
         verify_each: c.config.verify_each,
         limits: c.config.limits(),
         source: Some((source.as_path(), bug.reduced.as_str())).filter(|(s, _)| s.is_file()),
@@ -143,7 +143,7 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
     limits.exec_timeout = limits.exec_timeout.min(Duration::from_secs(5));
     let baseline = match kind {
         FailureKind::WrongCode => {
-            let spec = SubjectSpec::new(program, &c.config.llvm_options()).with_llvm(&c.llvm)?;
+            let spec = SubjectSpec::new(program, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
             let mut subject = Subject::load(&spec, 1, limits)?;
             Some(Baseline::of(&mut subject.pool, &mut subject.module)?)
         }
@@ -156,7 +156,7 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
         failure: Failure { kind, signature: bug.signature.clone() },
         pipeline: bug.reduced.clone(),
         verify_each: c.config.verify_each,
-        llvm_args: c.config.llvm_options(),
+        llvm_args: super::bugs::bug_options(c, bug),
         limits,
         llvm: c.llvm.clone(),
         culprit: Some(bug.pass.clone()),

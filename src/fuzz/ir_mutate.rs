@@ -47,6 +47,8 @@ struct Seed {
     c_file: Option<String>,
     /// Whether behaviour-keeping mutants of it are executed.
     executable: bool,
+    /// What its mutants keep of its origin (a `--seeds` test's options and pipelines).
+    inherit: serde_json::Map<String, serde_json::Value>,
 }
 
 pub(super) fn mutants(c: &mut Campaign, iteration: i64, seed: u64, count: usize) -> Result<Vec<Candidate>> {
@@ -98,14 +100,29 @@ pub(super) fn mutants(c: &mut Campaign, iteration: i64, seed: u64, count: usize)
         if let (true, Some(file)) = (keeps, &s.c_file) {
             origin["seed_source"] = serde_json::json!(file);
         }
+        if let Some(o) = origin.as_object_mut() {
+            o.extend(s.inherit.clone());
+        }
         out.push(Candidate { suffix: format!("m{k:03}"), body: Body::Ir(text), origin });
     }
     c.stats.spent("IR mutation", t);
     Ok(out)
 }
 
-/// The seeds of one iteration: `--programs`, or fresh csmith programs.
+/// The seeds of one iteration: `--seeds`, `--programs`, or fresh csmith programs.
 fn seeds(c: &mut Campaign, iteration: i64, seed: u64, count: usize) -> Result<Vec<Seed>> {
+    if !c.seeds.is_empty() {
+        let chosen = super::seeds::candidates(c, seed ^ 0x7365_6564, count.div_ceil(MUTANTS_PER_SEED))?;
+        return Ok(chosen
+            .into_iter()
+            .filter_map(|s| {
+                let super::pool::Body::Ir(ir) = s.body else { return None };
+                let name = s.origin.get("file")?.as_str()?.to_string();
+                let inherit = super::seeds::inherited(&s.origin);
+                Some(Seed { name, ir, c_file: None, executable: true, inherit })
+            })
+            .collect());
+    }
     let t = Instant::now();
     let mut sources = Vec::new();
     match c.config.programs_dir.clone() {
@@ -147,7 +164,7 @@ fn seeds(c: &mut Campaign, iteration: i64, seed: u64, count: usize) -> Result<Ve
                 Ok(rel)
             })
             .transpose()?;
-        out.push(Seed { name, ir, c_file, executable: true });
+        out.push(Seed { name, ir, c_file, executable: true, inherit: Default::default() });
     }
     c.stats.spent("compiling (clang)", t);
     Ok(out)
@@ -164,7 +181,7 @@ fn reproducers(c: &Campaign) -> Result<Vec<Seed>> {
         };
         let Some(ir) = std::fs::read(&file).ok().and_then(|b| ir_text_of(&b).ok()) else { continue };
         let name = file.strip_prefix(&c.dir).unwrap_or(&file).display().to_string();
-        out.push(Seed { name, ir, c_file: None, executable: false });
+        out.push(Seed { name, ir, c_file: None, executable: false, inherit: Default::default() });
     }
     Ok(out)
 }

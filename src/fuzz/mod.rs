@@ -19,6 +19,7 @@ mod pool;
 mod preflight;
 mod reduce_ir;
 mod report;
+mod seeds;
 mod stats;
 pub mod store;
 mod suspects;
@@ -61,6 +62,9 @@ pub struct CampaignConfig {
     pub generator: GeneratorMix,
     /// Test these C/IR files instead of generated programs.
     pub programs_dir: Option<PathBuf>,
+    /// LLVM's regression tests and IR files to fuzz from (`--seeds`).
+    #[serde(default)]
+    pub seeds_dirs: Vec<PathBuf>,
     /// Test these pipelines (one per line) instead of random sequences.
     pub sequences_file: Option<PathBuf>,
     /// Catalog set sequences are drawn from.
@@ -118,6 +122,7 @@ impl Default for CampaignConfig {
             selection: Selection::Ctos,
             generator: GeneratorMix::one(Generator::Csmith),
             programs_dir: None,
+            seeds_dirs: Vec::new(),
             sequences_file: None,
             pass_set: "ctos".into(),
             exclude: Vec::new(),
@@ -208,6 +213,8 @@ pub(crate) struct Campaign {
     pub stats: Stats,
     /// The pipelines of `--sequences`, as checked when the campaign started.
     pub sequences: Option<Vec<String>>,
+    /// The usable seeds of `--seeds`, as checked when the campaign started.
+    pub seeds: Vec<seeds::SeedEntry>,
     /// Where the shards share their causes (`--sync`).
     pub(super) sync: Option<sync::SyncDir>,
 }
@@ -251,6 +258,16 @@ pub fn start(dir: &Path, config: CampaignConfig, run: RunOptions) -> Result<()> 
         store.set_meta("created", &store::now())?;
         if let Some(sequences) = &checked.sequences {
             store.set_meta("sequences", &serde_json::to_string(sequences)?)?;
+        }
+        if let Some((seeds, left_out)) = &checked.seeds {
+            store.set_meta("seeds", &serde_json::to_string(seeds)?)?;
+            store.set_meta("seeds_left_out", &serde_json::to_string(left_out)?)?;
+            let files: std::collections::BTreeSet<&str> = seeds.iter().map(|s| s.file.as_str()).collect();
+            let left = match left_out.total() {
+                0 => String::new(),
+                n => format!("; {n} left out: {}", left_out.summary()),
+            };
+            eprintln!("note: seeds: {} files usable ({} with their options){left}", files.len(), seeds.len());
         }
         drive(dir, config, store, run, llvm)
     })();
@@ -363,9 +380,15 @@ fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions, llvm
         (Some(_), Some(json)) => Some(serde_json::from_str(&json)?),
         (Some(file), None) => bail!("the campaign lost the pipelines of {}", file.display()),
     };
+    let seeds = match (config.seeds_dirs.is_empty(), store.get_meta("seeds")?) {
+        (true, _) => Vec::new(),
+        (false, Some(json)) => serde_json::from_str(&json)?,
+        (false, None) => bail!("the campaign lost the seeds of --seeds"),
+    };
     let sync = config.sync.as_deref().map(|s| sync::SyncDir::open(s, dir)).transpose()?;
     let mut campaign = Campaign {
         sequences,
+        seeds,
         sync,
         dir: dir.to_path_buf(),
         catalog: catalog_for(&llvm)?,

@@ -54,8 +54,15 @@ pub(super) fn detail_of(run: &Run) -> FailureDetail {
 
 /// The program with the campaign's LLVM flags.
 pub(super) fn load(c: &Campaign, program: &ProgramRow, limits: crate::sandbox::Limits) -> Result<Subject> {
-    let spec = SubjectSpec::new(c.dir.join(&program.ir), &c.config.llvm_options()).with_llvm(&c.llvm)?;
+    let spec = SubjectSpec::new(c.dir.join(&program.ir), &options_of(c, program)).with_llvm(&c.llvm)?;
     Subject::load(&spec, c.jobs, limits).with_context(|| format!("loading {}", program.ir))
+}
+
+/// The LLVM options `program` runs with: the campaign's, then its own (a seed's RUN line).
+pub(super) fn options_of(c: &Campaign, program: &ProgramRow) -> Vec<String> {
+    let mut options = c.config.llvm_options();
+    options.extend(super::seeds::own_options(&program.origin));
+    options
 }
 
 /// Test this shard's programs of `iteration`; false when time ran out first.
@@ -95,8 +102,28 @@ fn reference_of(c: &Campaign, program: &ProgramRow, subject: &mut Subject) -> Re
     }
 }
 
-fn test_program(c: &mut Campaign, program: &ProgramRow, sequences: &[(i64, String)]) -> Result<bool> {
-    let mut subject = load(c, program, c.config.limits())?;
+fn test_program(c: &mut Campaign, program: &ProgramRow, shared: &[(i64, String)]) -> Result<bool> {
+    let mut subject = match load(c, program, c.config.limits()) {
+        Ok(s) => s,
+        // A seed (or its mutant) may name a target or flag the LLVM under test lacks.
+        Err(e) if super::seeds::from_seed(&program.origin) => {
+            c.store.set_program_status(program.id, &format!("skipped: {e:#}"), None)?;
+            return Ok(true);
+        }
+        Err(e) => return Err(e),
+    };
+    let own = c.store.own_sequences(program.id)?;
+    if !own.is_empty() {
+        // LLVM decides what a seed's options and pipelines mean: one it refuses is left out,
+        // not taken for a bug of every pair.
+        let pipelines: Vec<String> = own.iter().map(|(_, p)| p.clone()).collect();
+        if let Err(rejection) = subject.check(&pipelines) {
+            c.store.set_program_status(program.id, &format!("skipped: {rejection}"), None)?;
+            return Ok(true);
+        }
+    }
+    let sequences: Vec<(i64, String)> = own.into_iter().chain(shared.iter().cloned()).collect();
+    let sequences = &sequences[..];
     let reference = match reference_of(c, program, &mut subject) {
         Ok(r) => r,
         Err(reason) => {

@@ -40,10 +40,35 @@ pub(super) fn plan_iteration(c: &mut Campaign, iteration: i64) -> Result<()> {
     if programs.is_empty() {
         bail!("iteration {iteration}: no generated program compiled");
     }
+    let own = own_sequences(c, iteration, &programs)?;
     let t = Instant::now();
-    c.store.save_plan(iteration, &programs, &sequences)?;
+    c.store.save_plan(iteration, &programs, &sequences, &own)?;
     c.stats.spent("bookkeeping", t);
     Ok(())
+}
+
+/// Variants of each of a seed's own pipelines that run besides it.
+const PERTURBATIONS: usize = 3;
+
+/// Each program's own sequences: a seed's (or its mutant's) RUN pipelines, each with
+/// [`PERTURBATIONS`] variants (a pass dropped, repeated, swapped or added from the set).
+fn own_sequences(c: &Campaign, iteration: i64, programs: &[ProgramRow]) -> Result<Vec<Vec<String>>> {
+    let mut rng = ChaCha8Rng::seed_from_u64(derive(c.config.seed, iteration, 7));
+    let render = c.config.render();
+    let pool: Vec<_> =
+        c.catalog.set(&c.config.pass_set)?.into_iter().filter(|p| c.catalog.unsafe_reason(&p.name).is_none()).collect();
+    Ok(programs
+        .iter()
+        .map(|p| {
+            let mut own = Vec::new();
+            for pipeline in super::seeds::own_pipelines(&p.origin) {
+                let variants = super::seeds::perturbed(&mut rng, &pipeline, &pool, &c.catalog, &render, PERTURBATIONS);
+                own.push(pipeline);
+                own.extend(variants);
+            }
+            own
+        })
+        .collect())
 }
 
 fn plan_sequences(c: &mut Campaign, iteration: i64) -> Result<Vec<String>> {

@@ -45,6 +45,7 @@ pub(super) fn candidates(c: &mut Campaign, iteration: i64) -> Result<Vec<Candida
         let made = match generator {
             Generator::LlvmStress => stress(c, seed, count)?,
             Generator::IrMutate => super::ir_mutate::mutants(c, iteration, seed, count)?,
+            Generator::Seeds => super::seeds::candidates(c, seed, count)?,
             Generator::Hermes => {
                 let generated = csmith(c, Generator::Hermes, seed, super::hermes_generator::csmith_programs_for(count));
                 super::hermes_generator::variants(c, iteration, &generated, count)?

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
 
+use super::seeds::{LeftOut, SeedEntry};
 use super::CampaignConfig;
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::program::{find_on_path, Generator};
@@ -12,9 +13,11 @@ use crate::sandbox::Llvm;
 use crate::sandbox::{check_pipelines, Pool, Rejection};
 use crate::seq::{pipeline_lines, render_with, Catalog, Sequence};
 
-/// What checking produced that the campaign keeps: the user's pipelines, rendered.
+/// What checking produced that the campaign keeps: the user's pipelines, rendered, and
+/// the seeds it can use with those it left out.
 pub(super) struct Checked {
     pub sequences: Option<Vec<String>>,
+    pub seeds: Option<(Vec<SeedEntry>, LeftOut)>,
 }
 
 /// `opt`: the campaign's, located by the caller.
@@ -72,6 +75,7 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, llvm: &Llvm) -> 
         check_programs(dir, &target)?;
     }
     check_generators(config, llvm)?;
+    let seeds = check_seeds(config, catalog)?;
     if config.reduce_programs && find_on_path("cvise").is_none() {
         bail!("--reduce-programs needs cvise (scripts/setup.sh installs it)");
     }
@@ -82,7 +86,29 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, llvm: &Llvm) -> 
         let file = config.sequences_file.as_deref().unwrap_or(Path::new("--sequences"));
         r.located(|index| format!("{}:{}", file.display(), lines[index]))
     })?;
-    Ok(Checked { sequences: config.sequences_file.is_some().then_some(pipelines) })
+    Ok(Checked { sequences: config.sequences_file.is_some().then_some(pipelines), seeds })
+}
+
+/// The seeds of `--seeds`, for the generators that use them: at least one usable.
+fn check_seeds(config: &CampaignConfig, catalog: &Catalog) -> Result<Option<(Vec<SeedEntry>, LeftOut)>> {
+    let mix = &config.generator;
+    if config.seeds_dirs.is_empty() {
+        if mix.has(Generator::Seeds) {
+            bail!("--generator seeds needs --seeds DIR (LLVM's regression tests, or .ll files)");
+        }
+        return Ok(None);
+    }
+    if config.programs_dir.is_some() {
+        bail!("--seeds and --programs both give the programs; give one");
+    }
+    if !mix.has(Generator::Seeds) && !mix.has(Generator::IrMutate) {
+        bail!("--seeds feeds the seeds and ir-mutate generators; --generator {mix} uses neither");
+    }
+    let (seeds, left_out) = super::seeds::load(&config.seeds_dirs, catalog, &config.render())?;
+    if seeds.is_empty() {
+        bail!("--seeds: no seed this LLVM can use ({} left out: {})", left_out.total(), left_out.summary());
+    }
+    Ok(Some((seeds, left_out)))
 }
 
 /// The pipelines of `--sequences` with their line numbers, parsed and rendered; errors name
@@ -151,7 +177,10 @@ fn check_generators(config: &CampaignConfig, llvm: &Llvm) -> Result<()> {
     }
     let csmith_needed = match &config.programs_dir {
         Some(_) => false,
-        None => mutants || mix.generators().iter().any(|g| g.is_csmith() || *g == Generator::Hermes),
+        None => {
+            (mutants && config.seeds_dirs.is_empty())
+                || mix.generators().iter().any(|g| g.is_csmith() || *g == Generator::Hermes)
+        }
     };
     if csmith_needed && find_on_path("csmith").is_none() {
         bail!("csmith is not installed (scripts/setup.sh installs it), or test your own programs with --programs DIR");

@@ -49,6 +49,9 @@ pub struct CampaignSummary {
     pub known_elsewhere: i64,
     /// What each generator's programs gave (`programs` for a user's).
     pub by_generator: std::collections::BTreeMap<String, super::store::GeneratorCounts>,
+    /// What became of `--seeds`: those used, those left out, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seeds: Option<super::seeds::SeedStats>,
 }
 
 #[derive(Debug)]
@@ -113,6 +116,7 @@ pub(super) fn report_of(store: &super::store::Store, dir: &Path) -> Result<Campa
         bugs: bugs.len(),
         known_elsewhere: store.failures_resolved_as(super::bugs::ELSEWHERE)?,
         by_generator: store.by_generator()?,
+        seeds: super::seeds::SeedStats::of(store)?,
     };
     Ok(CampaignReport { summary, bugs })
 }
@@ -158,6 +162,12 @@ pub fn print_report(dir: &Path, json: bool) -> Result<()> {
                 n.failures,
                 n.bugs
             )?;
+        }
+        crate::outln!()?;
+    }
+    if let Some(seeds) = &s.seeds {
+        for line in seeds.lines() {
+            crate::outln!("  {line}")?;
         }
         crate::outln!()?;
     }

@@ -20,6 +20,8 @@ CREATE TABLE IF NOT EXISTS programs (
     source TEXT, ir TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'planned', reference TEXT);
 CREATE TABLE IF NOT EXISTS sequences (
     id INTEGER PRIMARY KEY, iteration INTEGER NOT NULL, pipeline TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS own_sequences (
+    sequence INTEGER PRIMARY KEY, program INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS pairs (
     program INTEGER NOT NULL, sequence INTEGER NOT NULL, outcome TEXT NOT NULL, ir_hash TEXT,
     exec TEXT, millis REAL NOT NULL, PRIMARY KEY (program, sequence));
@@ -212,13 +214,29 @@ impl Store {
     }
 
     /// Store a whole iteration's plan in one transaction: a kill never leaves half a plan.
-    pub fn save_plan(&mut self, iteration: i64, programs: &[ProgramRow], sequences: &[String]) -> Result<()> {
+    /// An iteration's programs and the sequences all of them run, with each program's own
+    /// sequences (`own[k]` for `programs[k]`; a seed's RUN pipelines and their variants).
+    pub fn save_plan(
+        &mut self,
+        iteration: i64,
+        programs: &[ProgramRow],
+        sequences: &[String],
+        own: &[Vec<String>],
+    ) -> Result<()> {
         let tx = self.db.transaction()?;
-        for p in programs {
+        for (k, p) in programs.iter().enumerate() {
             tx.execute(
                 "INSERT INTO programs (iteration, name, origin, source, ir) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![iteration, p.name, p.origin, p.source, p.ir],
             )?;
+            let program = tx.last_insert_rowid();
+            for s in own.get(k).into_iter().flatten() {
+                tx.execute("INSERT INTO sequences (iteration, pipeline) VALUES (?1, ?2)", params![iteration, s])?;
+                tx.execute(
+                    "INSERT INTO own_sequences (sequence, program) VALUES (?1, ?2)",
+                    params![tx.last_insert_rowid(), program],
+                )?;
+            }
         }
         for s in sequences {
             tx.execute("INSERT INTO sequences (iteration, pipeline) VALUES (?1, ?2)", params![iteration, s])?;
@@ -246,14 +264,34 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Why programs were skipped, with their origins.
+    pub fn skipped_programs(&self) -> Result<Vec<(String, String)>> {
+        let mut st = self.db.prepare("SELECT origin, status FROM programs WHERE status LIKE 'skipped%'")?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
     pub fn program(&self, id: i64) -> Result<ProgramRow> {
         let iteration: i64 = self.db.query_row("SELECT iteration FROM programs WHERE id = ?1", [id], |r| r.get(0))?;
         self.programs(iteration)?.into_iter().find(|p| p.id == id).context("program vanished")
     }
 
+    /// The sequences every program of `iteration` runs.
     pub fn sequences(&self, iteration: i64) -> Result<Vec<(i64, String)>> {
-        let mut st = self.db.prepare("SELECT id, pipeline FROM sequences WHERE iteration = ?1 ORDER BY id")?;
+        let mut st = self.db.prepare(
+            "SELECT id, pipeline FROM sequences WHERE iteration = ?1 \
+             AND id NOT IN (SELECT sequence FROM own_sequences) ORDER BY id",
+        )?;
         let rows = st.query_map([iteration], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The sequences only `program` runs.
+    pub fn own_sequences(&self, program: i64) -> Result<Vec<(i64, String)>> {
+        let mut st = self.db.prepare(
+            "SELECT id, pipeline FROM sequences JOIN own_sequences ON sequence = id WHERE program = ?1 ORDER BY id",
+        )?;
+        let rows = st.query_map([program], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

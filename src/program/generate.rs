@@ -33,6 +33,9 @@ pub enum Generator {
     /// The IR rules of the witness mutator applied to seed modules (csmith programs,
     /// `--programs`, the campaign's bug reproducers).
     IrMutate,
+    /// The modules of `--seeds` (LLVM's regression tests), each with its RUN lines'
+    /// pipelines and options.
+    Seeds,
 }
 
 impl Generator {
@@ -49,16 +52,18 @@ impl Generator {
             Generator::Hermes => "hermes",
             Generator::LlvmStress => "llvm-stress",
             Generator::IrMutate => "ir-mutate",
+            Generator::Seeds => "seeds",
         }
     }
 
-    const ALL: [Generator; 6] = [
+    const ALL: [Generator; 7] = [
         Generator::Csmith,
         Generator::Swarm,
         Generator::SwarmV,
         Generator::Hermes,
         Generator::LlvmStress,
         Generator::IrMutate,
+        Generator::Seeds,
     ];
 }
 

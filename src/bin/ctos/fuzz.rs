@@ -59,9 +59,19 @@ pub struct FuzzArgs {
     /// output), llvm-stress (LLVM's random IR: vectors, odd widths; no main, so crash,
     /// invalid-IR and fatal oracles only), ir-mutate (IR mutants of csmith programs, of
     /// --programs, and of the campaign's bug reproducers; those whose edits keep the program's
-    /// behaviour are run). `ctos report` says what each found.
-    #[arg(long, value_name = "NAMES", default_value = "csmith", value_parser = GeneratorMix::parse)]
-    generator: GeneratorMix,
+    /// behaviour are run), seeds (the modules of --seeds, under their own RUN pipelines and
+    /// options, then others). `ctos report` says what each found. [default: csmith; with
+    /// --seeds: seeds]
+    #[arg(long, value_name = "NAMES", value_parser = GeneratorMix::parse)]
+    generator: Option<GeneratorMix>,
+    /// Fuzz from LLVM's regression tests (repeatable): lit files (`; RUN: opt …` lines,
+    /// then the module; point it at llvm-project/llvm/test/Transforms/X) and plain .ll/.bc
+    /// files. Each runs its RUN lines' pipelines with their options (-mtriple=, -mattr=,
+    /// thresholds), perturbed versions of them, and the iteration's sequences; with
+    /// --generator seeds,ir-mutate its IR mutants too, under the same options. Seeds this
+    /// LLVM cannot read or run are counted and left out.
+    #[arg(long, value_name = "DIR")]
+    seeds: Vec<PathBuf>,
     /// Test these .c/.ll/.bc files instead of generated programs (with --generator
     /// ir-mutate: test IR mutants of them).
     #[arg(long, value_name = "DIR")]
@@ -171,6 +181,7 @@ const CONFIG_FLAGS: &[(&str, &[&str])] = &[
     ("selection", &["selection"]),
     ("generator", &["generator"]),
     ("programs", &["programs_dir"]),
+    ("seeds", &["seeds_dirs"]),
     ("sequences", &["sequences_file"]),
     ("pass_set", &["pass_set"]),
     ("exclude", &["exclude"]),
@@ -234,6 +245,12 @@ fn exclude_patterns(args: &FuzzArgs) -> Result<Vec<String>> {
     Ok(patterns)
 }
 
+/// The mix given, else what the other flags imply: seeds with --seeds, else csmith.
+fn generators_of(args: &FuzzArgs) -> GeneratorMix {
+    let implied = if args.seeds.is_empty() { Generator::Csmith } else { Generator::Seeds };
+    args.generator.clone().unwrap_or_else(|| GeneratorMix::one(implied))
+}
+
 /// `--sync` must be a folder (or nothing yet) of its own: shards write their causes there,
 /// a campaign its own files in `--out`.
 fn check_sync(sync: &Path, out: Option<&Path>) -> Result<()> {
@@ -261,7 +278,7 @@ fn config_of(args: &FuzzArgs) -> Result<CampaignConfig> {
         ("--sync", &args.sync),
         ("--opt", &args.opt),
     ];
-    let also = args.also_opt.iter().map(|p| ("--also-opt", p));
+    let also = args.also_opt.iter().map(|p| ("--also-opt", p)).chain(args.seeds.iter().map(|p| ("--seeds", p)));
     for (flag, path) in paths.iter().filter_map(|(f, p)| Some((*f, p.as_ref()?))).chain(also) {
         if path.to_str().is_none() {
             bail!(
@@ -276,7 +293,8 @@ fn config_of(args: &FuzzArgs) -> Result<CampaignConfig> {
     Ok(CampaignConfig {
         seed: args.seed,
         selection: args.selection,
-        generator: args.generator.clone(),
+        generator: generators_of(args),
+        seeds_dirs: args.seeds.iter().map(|p| absolute(&Some(p.clone())).unwrap_or_else(|| p.clone())).collect(),
         programs_dir: absolute(&args.programs),
         sequences_file: absolute(&args.sequences),
         pass_set: args.pass_set.clone(),
@@ -288,7 +306,7 @@ fn config_of(args: &FuzzArgs) -> Result<CampaignConfig> {
         seq_max: args.seq_len.1,
         prog_pool: args.prog_pool.max(args.prog_select),
         prog_select: args.prog_select,
-        min_size: args.min_size.unwrap_or(if args.generator.has(Generator::Hermes) { 0 } else { 80_000 }),
+        min_size: args.min_size.unwrap_or(if generators_of(args).has(Generator::Hermes) { 0 } else { 80_000 }),
         opt_timeout: args.opt_timeout.as_secs_f64(),
         exec_timeout: args.exec_timeout.as_secs_f64(),
         memory_mib: args.memory,

@@ -1,0 +1,447 @@
+//! `--seeds DIR`: LLVM's own regression tests (lit files: `; RUN: opt …` lines, then the
+//! module) and plain `.ll`/`.bc` files as a campaign's programs. A test is a module of
+//! exactly the shape its pass handles, with the pipeline and options its RUN lines give;
+//! those pipelines run on it as its own sequences, then perturbed, and its options
+//! (`-mtriple=`, `-mattr=`, thresholds) stay with it and its mutants.
+//!
+//! Seeds the LLVM under test cannot use are left out and counted by reason: one seed of
+//! another time or target must not refuse the folder.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _, Result};
+use rand::seq::IndexedRandom as _;
+use rand::{Rng, RngExt};
+use serde::{Deserialize, Serialize};
+
+use crate::llvm::{IrModule, TargetSpec};
+use crate::seq::{render_with, Catalog, Pass, RenderOptions, Sequence};
+
+/// One usable seed: a module, one set of options its RUN lines give, and the pipelines
+/// those lines run with them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeedEntry {
+    pub file: String,
+    /// LLVM options (target flags included), as `--llvm-arg`s.
+    pub options: Vec<String>,
+    /// Rendered as the campaign renders its sequences; empty for a plain module.
+    pub pipelines: Vec<String>,
+}
+
+/// Seeds left out, by reason, with a few of their files.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub reasons: BTreeMap<String, LeftOutReason>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LeftOutReason {
+    pub count: usize,
+    pub examples: Vec<String>,
+}
+
+impl LeftOut {
+    fn add(&mut self, reason: &str, file: &Path) {
+        let r = self.reasons.entry(reason.to_string()).or_default();
+        r.count += 1;
+        if r.examples.len() < 3 {
+            r.examples.push(file.display().to_string());
+        }
+    }
+
+    pub fn total(&self) -> usize {
+        self.reasons.values().map(|r| r.count).sum()
+    }
+
+    /// `12 do not parse, 3 run no opt` for a status line.
+    pub fn summary(&self) -> String {
+        let parts: Vec<String> = self.reasons.iter().map(|(why, r)| format!("{} {why}", r.count)).collect();
+        parts.join(", ")
+    }
+}
+
+/// What became of a campaign's `--seeds`, for its report.
+#[derive(Debug, Clone, Serialize)]
+pub struct SeedStats {
+    /// Seed files in use, and (file, options) entries made of them.
+    pub files: usize,
+    pub entries: usize,
+    /// Left out when the campaign started.
+    pub left_out: LeftOut,
+    /// Seed programs (and mutants) skipped when tested, by reason.
+    pub skipped: BTreeMap<String, usize>,
+}
+
+impl SeedStats {
+    /// None for a campaign without seeds.
+    pub(super) fn of(store: &super::store::Store) -> Result<Option<SeedStats>> {
+        let Some(json) = store.get_meta("seeds")? else { return Ok(None) };
+        let seeds: Vec<SeedEntry> = serde_json::from_str(&json)?;
+        let left_out = match store.get_meta("seeds_left_out")? {
+            Some(json) => serde_json::from_str(&json)?,
+            None => LeftOut::default(),
+        };
+        let mut skipped = BTreeMap::new();
+        for (origin, status) in store.skipped_programs()? {
+            if from_seed(&origin) {
+                *skipped.entry(skip_reason(&status)).or_insert(0) += 1;
+            }
+        }
+        let files = seeds.iter().map(|s| &s.file).collect::<std::collections::BTreeSet<_>>().len();
+        Ok(Some(SeedStats { files, entries: seeds.len(), left_out, skipped }))
+    }
+
+    /// The report's lines.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines = vec![format!(
+            "seeds: {} files in use ({} with their options), {} left out{}",
+            self.files,
+            self.entries,
+            self.left_out.total(),
+            if self.left_out.total() > 0 { format!(": {}", self.left_out.summary()) } else { String::new() }
+        )];
+        if !self.skipped.is_empty() {
+            let parts: Vec<String> = self.skipped.iter().map(|(why, n)| format!("{n} {why}")).collect();
+            lines.push(format!("seed programs skipped when tested: {}", parts.join(", ")));
+        }
+        lines
+    }
+}
+
+/// A skipped program's status as a reason to count.
+fn skip_reason(status: &str) -> String {
+    if status.contains("no LLVM target") {
+        "need a target the LLVM under test lacks".into()
+    } else if status.contains("--llvm-arg") {
+        "have an option the LLVM under test refuses".into()
+    } else if status.contains("rejects") {
+        "have a pipeline the LLVM under test refuses".into()
+    } else {
+        "did not load".into()
+    }
+}
+
+/// One `opt` command of a RUN line: its pipeline and its LLVM options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunCommand {
+    pub pipeline: Option<String>,
+    pub options: Vec<String>,
+}
+
+/// The RUN lines of a lit test, continuation lines (`\` at the end) joined.
+pub fn run_lines(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut pending = String::new();
+    for line in text.lines() {
+        let Some(at) = line.find("RUN:") else { continue };
+        let body = line[at + 4..].trim();
+        match body.strip_suffix('\\') {
+            Some(part) => {
+                pending.push_str(part);
+                pending.push(' ');
+            }
+            None => {
+                pending.push_str(body);
+                lines.push(std::mem::take(&mut pending));
+            }
+        }
+    }
+    lines
+}
+
+/// The `opt` command a RUN line starts with (what comes before the first `|`, `;` or
+/// `&&` outside quotes); None when it runs another tool or expects `opt` to fail (`not opt`).
+pub fn opt_command(line: &str) -> Option<Result<RunCommand, String>> {
+    let words = match shlex::split(line) {
+        Some(w) => w,
+        None => return Some(Err("a RUN line ctos cannot split".into())),
+    };
+    let end = words.iter().position(|w| w.starts_with('|') || w == ";" || w == "&&").unwrap_or(words.len());
+    let (tool, args) = words[..end].split_first()?;
+    if tool != "opt" && tool != "%opt" {
+        return None;
+    }
+    let mut command = RunCommand { pipeline: None, options: Vec::new() };
+    let mut words = args.iter();
+    while let Some(word) = words.next() {
+        let (name, value) = match word.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (word.as_str(), None),
+        };
+        match name.trim_start_matches('-') {
+            _ if !word.starts_with('-') || word == "-" => {} // %s, < %s, files
+            "passes" | "p" => {
+                command.pipeline = value.or_else(|| words.next().cloned());
+            }
+            level @ ("O0" | "O1" | "O2" | "O3" | "Os" | "Oz") => command.pipeline = Some(format!("default<{level}>")),
+            "o" => {
+                words.next();
+            }
+            // Target flags may give their value as the next word.
+            flag @ ("mtriple" | "mcpu" | "mattr") if value.is_none() => {
+                if let Some(v) = words.next() {
+                    command.options.push(format!("-{flag}={v}"));
+                }
+            }
+            // What only prints, or only exists in builds with assertions.
+            "S"
+            | "disable-output"
+            | "f"
+            | "verify-each"
+            | "disable-verify"
+            | "debug-pass-manager"
+            | "print-pipeline-passes"
+            | "debug"
+            | "debug-only"
+            | "stats"
+            | "time-passes"
+            | "print-after-all"
+            | "print-before-all"
+            | "print-changed" => {}
+            _ => command.options.push(word.clone()),
+        }
+    }
+    Some(Ok(command))
+}
+
+/// The seeds of `dirs` that the LLVM linked into ctos reads and whose pipelines the
+/// catalog knows, and those left out. `render`: how the campaign writes sequences.
+pub fn load(dirs: &[PathBuf], catalog: &Catalog, render: &RenderOptions) -> Result<(Vec<SeedEntry>, LeftOut)> {
+    let mut seeds = Vec::new();
+    let mut left_out = LeftOut::default();
+    for dir in dirs {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("--seeds {}: cannot read it", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "ll" || e == "bc"))
+            .collect();
+        files.sort();
+        if files.is_empty() {
+            bail!("--seeds {}: no .ll or .bc files", dir.display());
+        }
+        for file in files {
+            match seed_entries(&file, catalog, render) {
+                Ok(entries) => seeds.extend(entries),
+                Err(reason) => left_out.add(&reason, &file),
+            }
+        }
+    }
+    Ok((seeds, left_out))
+}
+
+/// The entries of one seed file (one per distinct set of options), or why it is left out.
+fn seed_entries(file: &Path, catalog: &Catalog, render: &RenderOptions) -> Result<Vec<SeedEntry>, String> {
+    let bytes = crate::files::read_regular(file).map_err(|_| "cannot be read".to_string())?;
+    let text = String::from_utf8_lossy(&bytes);
+    let lines = run_lines(&text);
+    let commands: Vec<Result<RunCommand, String>> = lines.iter().filter_map(|l| opt_command(l)).collect();
+    let mut by_options: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
+    let mut first_problem = None;
+    for command in commands {
+        let pipeline = command.and_then(|c| {
+            let text = c.pipeline.ok_or("an opt RUN line without -passes")?;
+            let seq =
+                Sequence::parse_with(&text, catalog, render).map_err(|_| "a pipeline the catalog does not know")?;
+            let rendered = render_with(&seq, catalog, render).map_err(|e| e.to_string())?;
+            Ok((c.options, rendered))
+        });
+        match pipeline {
+            Ok((options, rendered)) => {
+                let list = by_options.entry(options).or_default();
+                if !list.contains(&rendered) {
+                    list.push(rendered);
+                }
+            }
+            Err(e) => {
+                first_problem.get_or_insert(e.to_string());
+            }
+        }
+    }
+    if by_options.is_empty() {
+        // A plain module, or a test whose RUN lines give nothing usable.
+        if !lines.is_empty() {
+            return Err(first_problem.unwrap_or_else(|| "its RUN lines run no opt".into()));
+        }
+        by_options.insert(Vec::new(), Vec::new());
+    }
+    let name = file.display().to_string();
+    let mut entries = Vec::new();
+    for (options, pipelines) in by_options {
+        // The triple alone: a CPU or feature of another target only makes LLVM complain.
+        let triple = TargetSpec::split_flags(&options).0.triple;
+        if let Err(e) = IrModule::from_bytes(&bytes, &name, &TargetSpec { triple, ..TargetSpec::default() }) {
+            let message = e.to_string();
+            return Err(if message.contains("no LLVM target") || message.contains("No available targets") {
+                "needs a target this LLVM lacks".into()
+            } else {
+                format!("does not parse with LLVM {}", crate::llvm::version().0)
+            });
+        }
+        entries.push(SeedEntry { file: name.clone(), options, pipelines });
+    }
+    Ok(entries)
+}
+
+/// `count` of the campaign's seeds, drawn at random (each once): programs under their own
+/// options, with their own pipelines in their origin.
+pub(super) fn candidates(c: &super::Campaign, seed: u64, count: usize) -> Result<Vec<super::pool::Candidate>> {
+    use rand::SeedableRng as _;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut out = Vec::new();
+    for (k, s) in c.seeds.sample(&mut rng, count.min(c.seeds.len())).enumerate() {
+        // A seed that went since the campaign started is one program fewer.
+        let Ok(bytes) = crate::files::read_regular(Path::new(&s.file)) else { continue };
+        let Ok(text) = crate::llvm::ir_text_of(&bytes) else { continue };
+        out.push(super::pool::Candidate {
+            suffix: format!("t{k:03}"),
+            body: super::pool::Body::Ir(text),
+            origin: origin_of(s),
+        });
+    }
+    Ok(out)
+}
+
+/// The origin record of a seed's program: its file, options and own pipelines (which its
+/// mutants inherit, see [`inherited`]).
+pub(super) fn origin_of(s: &SeedEntry) -> serde_json::Value {
+    serde_json::json!({
+        "generator": crate::program::Generator::Seeds, "file": s.file, "llvm_args": s.options,
+        "pipelines": s.pipelines,
+    })
+}
+
+/// What a program made from the seed of `origin` keeps of it: its options and pipelines.
+pub(super) fn inherited(origin: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    ["llvm_args", "pipelines"].into_iter().filter_map(|k| Some((k.to_string(), origin.get(k)?.clone()))).collect()
+}
+
+/// Whether the program of `origin` is a seed's or a seed's mutant.
+pub(super) fn from_seed(origin: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(origin).is_ok_and(|o| o.get("pipelines").is_some())
+}
+
+/// A program's own LLVM options (a seed's RUN line options), from its origin record.
+pub(super) fn own_options(origin: &str) -> Vec<String> {
+    own_list(origin, "llvm_args")
+}
+
+/// A program's own pipelines (a seed's RUN line pipelines), from its origin record.
+pub(super) fn own_pipelines(origin: &str) -> Vec<String> {
+    own_list(origin, "pipelines")
+}
+
+fn own_list(origin: &str, key: &str) -> Vec<String> {
+    let origin: serde_json::Value = serde_json::from_str(origin).unwrap_or_default();
+    origin
+        .get(key)
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|v| Some(v.as_str()?.to_string())).collect())
+        .unwrap_or_default()
+}
+
+/// Ways a seed's own pipeline is perturbed: a pass dropped, repeated, swapped with the
+/// next, or one of `pool` added.
+pub fn perturbed<R: Rng + ?Sized>(
+    rng: &mut R,
+    pipeline: &str,
+    pool: &[Pass],
+    catalog: &Catalog,
+    render: &RenderOptions,
+    count: usize,
+) -> Vec<String> {
+    let Ok(seq) = Sequence::parse_with(pipeline, catalog, render) else { return Vec::new() };
+    let passes: Vec<Pass> = seq.passes().into_iter().cloned().collect();
+    let mut out = Vec::new();
+    for _ in 0..count * 3 {
+        if out.len() == count {
+            break;
+        }
+        let mut p = passes.clone();
+        let at = rng.random_range(0..p.len().max(1));
+        match rng.random_range(0..4) {
+            0 if p.len() > 1 => {
+                p.remove(at);
+            }
+            1 if !p.is_empty() => p.insert(at, p[at].clone()),
+            2 if p.len() > 1 && at + 1 < p.len() => p.swap(at, at + 1),
+            _ => match pool.choose(rng) {
+                Some(extra) => p.insert(rng.random_range(0..=p.len()), extra.clone()),
+                None => continue,
+            },
+        }
+        if let Ok(text) = render_with(&Sequence::flat(p), catalog, render) {
+            if text != pipeline && !out.contains(&text) {
+                out.push(text);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_lines_give_each_opt_command_its_pipeline_and_options() {
+        let text = "; RUN: opt -passes=loop-vectorize,dce -force-vector-width=8 \\\n; RUN:   -mattr=+neon -S < %s | FileCheck %s\n\
+                    ; RUN: opt < %s -O3 -S -mtriple=x86_64-- -mcpu=x86-64-v3\n\
+                    ; RUN: not opt -passes=verify %s\n\
+                    ; RUN: llc < %s\n\
+                    ; RUN: opt -p 'function(loop-mssa(licm))' -o %t %s\n\
+                    ; RUN: opt %s -passes='function(scalarizer<load-store;min-bits=16>)' -mtriple riscv64 -debug-only=x -S\n\
+                    define void @f() {\n  ret void\n}\n";
+        let lines = run_lines(text);
+        assert_eq!(lines.len(), 6, "{lines:?}");
+        let commands: Vec<RunCommand> = lines.iter().filter_map(|l| opt_command(l)).map(Result::unwrap).collect();
+        assert_eq!(
+            commands,
+            [
+                RunCommand {
+                    pipeline: Some("loop-vectorize,dce".into()),
+                    options: vec!["-force-vector-width=8".into(), "-mattr=+neon".into()],
+                },
+                RunCommand {
+                    pipeline: Some("default<O3>".into()),
+                    options: vec!["-mtriple=x86_64--".into(), "-mcpu=x86-64-v3".into()],
+                },
+                RunCommand { pipeline: Some("function(loop-mssa(licm))".into()), options: vec![] },
+                RunCommand {
+                    pipeline: Some("function(scalarizer<load-store;min-bits=16>)".into()),
+                    options: vec!["-mtriple=riscv64".into()],
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn seeds_that_cannot_be_used_are_counted_by_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        let module = "define i32 @f(i32 %x) {\n  %y = add i32 %x, 1\n  ret i32 %y\n}\n";
+        write("a.ll", &format!("; RUN: opt -passes=instcombine -S < %s | FileCheck %s\n{module}"));
+        write("b.ll", &format!("; RUN: opt -passes=no-such-pass -S < %s\n{module}"));
+        write("c.ll", "; RUN: opt -passes=instcombine -S < %s\ndefine i32 @f( {\n");
+        write("d.ll", &format!("; RUN: llc < %s\n{module}"));
+        write("e.ll", module);
+        write("notes.txt", "not a seed\n");
+        let catalog = Catalog::for_llvm(crate::llvm::version().0).unwrap();
+        let render = RenderOptions::default();
+        let (seeds, left_out) = load(&[dir.path().to_path_buf()], &catalog, &render).unwrap();
+        let files: Vec<&str> = seeds.iter().map(|s| s.file.rsplit('/').next().unwrap()).collect();
+        assert_eq!(files, ["a.ll", "e.ll"]);
+        assert_eq!(seeds[0].pipelines, ["function(instcombine<no-verify-fixpoint>)"]);
+        assert!(seeds[1].pipelines.is_empty() && seeds[1].options.is_empty());
+        assert_eq!(left_out.total(), 3, "{left_out:?}");
+        let reasons: Vec<&str> = left_out.reasons.keys().map(String::as_str).collect();
+        assert_eq!(
+            reasons,
+            [
+                "a pipeline the catalog does not know",
+                &format!("does not parse with LLVM {}", crate::llvm::version().0),
+                "its RUN lines run no opt"
+            ]
+        );
+    }
+}
