@@ -156,7 +156,7 @@ impl TargetSpec {
             } else if let Some(v) = bare.strip_prefix("mcpu=") {
                 target.cpu = v.to_string();
             } else if let Some(v) = bare.strip_prefix("mattr=") {
-                target.features = v.to_string();
+                target.features = features_as_opt_writes_them(v);
             } else {
                 rest.push(arg.clone());
             }
@@ -164,6 +164,20 @@ impl TargetSpec {
         (target, rest)
     }
 
+}
+
+/// `-mattr=` as opt turns it into a function's `target-features` (LLVM's
+/// `SubtargetFeatures::AddFeature`): a feature without a sign is enabled and lowercased
+/// (`AVX2` → `+avx2`). The verifier refuses one without a sign, which opt never writes.
+fn features_as_opt_writes_them(mattr: &str) -> String {
+    let features = mattr.split(',').filter(|f| !f.is_empty()).map(|f| match f.starts_with(['+', '-']) {
+        true => f.to_string(),
+        false => format!("+{}", f.to_lowercase()),
+    });
+    features.collect::<Vec<_>>().join(",")
+}
+
+impl TargetSpec {
     /// The CPU and features as LLVM gets them: `native` is the host's CPU, with the
     /// host's features unless some are given.
     fn resolved(&self) -> (String, String) {
@@ -637,4 +651,13 @@ fn configure_target(module: &Module, spec: &TargetSpec) -> Result<TargetMachine,
         module.set_data_layout(&machine.get_target_data().get_data_layout());
     }
     Ok(machine)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn features_without_a_sign_are_enabled_and_lowercased_as_opt_writes_them() {
+        assert_eq!(super::features_as_opt_writes_them("AVX2,-sse4.2,+FMA,,avx512vl"), "+avx2,-sse4.2,+FMA,+avx512vl");
+        assert_eq!(super::features_as_opt_writes_them(""), "");
+    }
 }
