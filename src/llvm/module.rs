@@ -163,7 +163,6 @@ impl TargetSpec {
         }
         (target, rest)
     }
-
 }
 
 /// `-mattr=` as opt turns it into a function's `target-features` (LLVM's

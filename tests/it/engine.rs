@@ -5,7 +5,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::{bug, csmith};
 

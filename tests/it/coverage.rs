@@ -8,7 +8,7 @@ use ctos::coverage::{Coverage, Granularity, Spectrum};
 use ctos::llvm::{CFrontend, IrModule, TargetSpec, VerifyEach};
 use ctos::sandbox::{ExecMode, Focus, JobSpec, Limits, Outcome, Pool, Run};
 
-mod common;
+use crate::common;
 
 use common::{many_functions_ir, ENDINGS, ENDINGS_OUTCOMES};
 

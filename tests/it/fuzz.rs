@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::root;
 

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::{bug, csmith, many_functions_ir, root, ENDINGS, ENDINGS_OUTCOMES};
 
