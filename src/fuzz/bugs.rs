@@ -446,8 +446,8 @@ pub(super) fn tools(c: &Campaign) -> Tools {
 pub(super) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: &str) -> String {
     let Tools { opt, lli, .. } = tools(c);
     let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
-    let own = c.store.program(bug.program).map(|p| super::seeds::own_options(&p.origin)).unwrap_or_default();
-    let args: String = c.config.llvm_args.iter().chain(&own).map(|a| format!(" {}", shell_quote(a))).collect();
+    let args: String =
+        c.config.llvm_args.iter().chain(&own_options(c, bug)).map(|a| format!(" {}", shell_quote(a))).collect();
     // Plain opt has no -ctos-check-preserved; its verify<scalar-evolution> pass does the same
     // check once, on what the pipeline leaves cached at its end (the domtree and loops
     // verifier passes are empty in release builds). Only a stale SCEV needs it.
@@ -464,10 +464,14 @@ pub(super) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: 
 
 /// The LLVM options `bug`'s program runs with (the campaign's, then a seed's own).
 pub(super) fn bug_options(c: &Campaign, bug: &BugRow) -> Vec<String> {
-    match c.store.program(bug.program) {
-        Ok(program) => super::pairs::options_of(c, &program),
-        Err(_) => c.config.llvm_options(),
-    }
+    let mut options = c.config.llvm_options();
+    options.extend(own_options(c, bug));
+    options
+}
+
+/// The options of `bug`'s own program (a seed's RUN line), beyond the campaign's.
+fn own_options(c: &Campaign, bug: &BugRow) -> Vec<String> {
+    c.store.program(bug.program).map(|p| super::seeds::own_options(&p.origin)).unwrap_or_default()
 }
 
 /// `program`: the bug folder's IR file the commands run.

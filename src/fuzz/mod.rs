@@ -262,12 +262,9 @@ pub fn start(dir: &Path, config: CampaignConfig, run: RunOptions) -> Result<()> 
         if let Some((seeds, left_out)) = &checked.seeds {
             store.set_meta("seeds", &serde_json::to_string(seeds)?)?;
             store.set_meta("seeds_left_out", &serde_json::to_string(left_out)?)?;
-            let files: std::collections::BTreeSet<&str> = seeds.iter().map(|s| s.file.as_str()).collect();
-            let left = match left_out.total() {
-                0 => String::new(),
-                n => format!("; {n} left out: {}", left_out.summary()),
-            };
-            eprintln!("note: seeds: {} files usable ({} with their options){left}", files.len(), seeds.len());
+            for line in seeds::SeedStats::new(seeds, left_out.clone()).lines() {
+                eprintln!("note: {line}");
+            }
         }
         drive(dir, config, store, run, llvm)
     })();

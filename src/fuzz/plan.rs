@@ -47,6 +47,12 @@ pub(super) fn plan_iteration(c: &mut Campaign, iteration: i64) -> Result<()> {
     Ok(())
 }
 
+/// The passes random sequences and a seed's variants draw from: `--pass-set` without its
+/// unsafe passes.
+fn drawable_passes(c: &Campaign) -> Result<Vec<Pass>> {
+    Ok(c.catalog.set(&c.config.pass_set)?.into_iter().filter(|p| c.catalog.unsafe_reason(&p.name).is_none()).collect())
+}
+
 /// Variants of each of a seed's own pipelines that run besides it.
 const PERTURBATIONS: usize = 3;
 
@@ -55,8 +61,7 @@ const PERTURBATIONS: usize = 3;
 fn own_sequences(c: &Campaign, iteration: i64, programs: &[ProgramRow]) -> Result<Vec<Vec<String>>> {
     let mut rng = ChaCha8Rng::seed_from_u64(derive(c.config.seed, iteration, 7));
     let render = c.config.render();
-    let pool: Vec<_> =
-        c.catalog.set(&c.config.pass_set)?.into_iter().filter(|p| c.catalog.unsafe_reason(&p.name).is_none()).collect();
+    let pool = drawable_passes(c)?;
     Ok(programs
         .iter()
         .map(|p| {
@@ -77,8 +82,7 @@ fn plan_sequences(c: &mut Campaign, iteration: i64) -> Result<Vec<String>> {
     if let Some(sequences) = &c.sequences {
         return Ok(sequences.clone());
     }
-    let pool: Vec<_> =
-        c.catalog.set(&c.config.pass_set)?.into_iter().filter(|p| c.catalog.unsafe_reason(&p.name).is_none()).collect();
+    let pool = drawable_passes(c)?;
     let mut exclude: Vec<Vec<String>> =
         c.config.exclude.iter().map(|e| e.split_whitespace().map(str::to_string).collect()).collect();
     let known = if c.config.keep_known { Vec::new() } else { known_causes(c)? };

@@ -74,6 +74,12 @@ pub struct SeedStats {
 }
 
 impl SeedStats {
+    /// What the campaign starts with, before any is tested.
+    pub(super) fn new(seeds: &[SeedEntry], left_out: LeftOut) -> SeedStats {
+        let files = seeds.iter().map(|s| &s.file).collect::<std::collections::BTreeSet<_>>().len();
+        SeedStats { files, entries: seeds.len(), left_out, skipped: BTreeMap::new() }
+    }
+
     /// None for a campaign without seeds.
     pub(super) fn of(store: &super::store::Store) -> Result<Option<SeedStats>> {
         let Some(json) = store.get_meta("seeds")? else { return Ok(None) };
@@ -82,20 +88,19 @@ impl SeedStats {
             Some(json) => serde_json::from_str(&json)?,
             None => LeftOut::default(),
         };
-        let mut skipped = BTreeMap::new();
+        let mut stats = SeedStats::new(&seeds, left_out);
         for (origin, status) in store.skipped_programs()? {
             if from_seed(&origin) {
-                *skipped.entry(skip_reason(&status)).or_insert(0) += 1;
+                *stats.skipped.entry(skip_reason(&status)).or_insert(0) += 1;
             }
         }
-        let files = seeds.iter().map(|s| &s.file).collect::<std::collections::BTreeSet<_>>().len();
-        Ok(Some(SeedStats { files, entries: seeds.len(), left_out, skipped }))
+        Ok(Some(stats))
     }
 
     /// The report's lines.
     pub fn lines(&self) -> Vec<String> {
         let mut lines = vec![format!(
-            "seeds: {} files in use ({} with their options), {} left out{}",
+            "seeds: {} files usable ({} with their options), {} left out{}",
             self.files,
             self.entries,
             self.left_out.total(),

@@ -7,15 +7,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::common;
-
-fn ctos(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ctos")).args(args).output().expect("run ctos");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
+use common::ctos;
 
 /// A one-iteration campaign over `programs` and `sequences`; the folder of its one bug.
 fn campaign_with_one_bug(work: &Path, programs: &Path, sequences: &str, extra: &[&str]) -> PathBuf {

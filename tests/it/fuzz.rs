@@ -7,17 +7,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::common;
+use common::ctos;
 
 use common::root;
-
-fn ctos(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ctos")).args(args).output().expect("run ctos");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 /// `ctos report --json`: the summary record, with the bug records as `bugs`.
 fn report(dir: &Path) -> Value {

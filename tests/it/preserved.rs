@@ -4,17 +4,9 @@
 use std::process::Command;
 
 use crate::common;
+use common::ctos;
 
 use common::root;
-
-fn ctos(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ctos")).args(args).output().expect("run ctos");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
 
 /// llvm/llvm-project#187472: indvars and loop-simplifycfg leave ScalarEvolution with a wrong
 /// trip count. Unchecked, the campaign sees nothing; with `--check-preserved scev` it is a

@@ -1,10 +1,11 @@
-//! Paths the integration tests share: the checkout, the development bugs beside it, and
-//! the csmith program in tests/data.
+//! What the integration tests share: the checkout, the development bugs beside it, the
+//! csmith program in tests/data, and running ctos.
 
 // Each test file uses what it needs of these.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::process::Command;
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -71,4 +72,14 @@ pub fn load_in_chromium(page: &std::path::Path) -> Loaded {
 /// Text as the HTML pages write it.
 pub fn html_escaped(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}
+
+/// `ctos ARGS`: its exit status, standard output and standard error.
+pub fn ctos(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ctos")).args(args).output().expect("run ctos");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
