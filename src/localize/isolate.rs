@@ -26,7 +26,7 @@ use crate::coverage::{self, Coverage, Granularity, Spectrum};
 use crate::llvm::{print_pipeline_passes, IrModule};
 use crate::oracle::{observe, Failure, FailureKind, Observation, Oracle, ScriptOracle, Verdict};
 use crate::program::{reference_execution, Screen};
-use crate::sandbox::{ExecCache, ExecMode, JobSpec, Llvm, Pool, Run};
+use crate::sandbox::{Crash, ExecCache, ExecMode, JobSpec, Llvm, Outcome, Pool, Run};
 use crate::seq::reduce::reduce;
 use crate::seq::{Catalog, Pass, RenderOptions, Sequence};
 
@@ -383,7 +383,7 @@ fn hang_limit(runner: &mut Runner, failing: &str, hung_in: Option<usize>) -> Res
         return Ok(None);
     }
     let run = runner.run(&rest.join(","), false)?;
-    if run.outcome != crate::sandbox::Outcome::Ok {
+    if run.outcome != Outcome::Ok {
         return Ok(None);
     }
     let limit = hang_limit_after(run.opt_millis).max(Duration::from_secs(1));
@@ -406,6 +406,18 @@ fn limit_hangs(
         limit.as_secs_f64()
     ));
     Ok(Some(limit))
+}
+
+/// Where the failing run loops, innermost first, as the child reported when asked at its
+/// limit: the first thing an engineer looks at, and the stack evidence of the ranking.
+fn hang_stack_note(crash: Option<&Crash>) -> String {
+    match crash.filter(|c| !c.frames.is_empty()) {
+        Some(c) => format!(
+            "the failing run was stopped in {}",
+            c.frames.iter().take(6).cloned().collect::<Vec<_>>().join(" ← ")
+        ),
+        None => "the failing run reported no LLVM frame of its stack when stopped: no file ranks by the stack".into(),
+    }
 }
 
 const HANG_NOTE: &str = "the optimizer hangs: a candidate that runs longer than";
@@ -539,6 +551,9 @@ fn record_failing_trace(
     let trace = run.trace.as_deref().unwrap_or_default();
     let full = Spectrum::from_failing_trace(trace, sites, opts.cut_error_reporting);
     let spectrum = filter.restrict(&full, sites);
+    if run.outcome == Outcome::Timeout {
+        notes.push(hang_stack_note(run.crash.as_ref()));
+    }
     let stack = match (&run.crash, opts.stack) {
         (Some(crash), true) => stack_evidence(&crash.stack, sites, &spectrum),
         _ => Vec::new(),

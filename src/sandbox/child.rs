@@ -86,6 +86,11 @@ extern "C" fn on_crash(signal: c_int, info: *mut libc::siginfo_t, context: *mut 
             len += 1;
         }
     }
+    // Asked where it hangs while in the coverage stubs, which have no unwind tables: the
+    // parent asks again (the handler stays installed for it).
+    if signal == super::pool::HANG_SIGNAL && len == 1 {
+        return;
+    }
     let fault = unsafe { (*info).si_addr() } as u64;
     let mut buf = [0u8; 12 + 65 * 8];
     let used = wire::encode_crash(&mut buf, signal, fault, &trace[..len]);
@@ -144,9 +149,15 @@ unsafe fn install_crash_handlers() {
     action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESETHAND;
     libc::sigemptyset(&mut action.sa_mask);
     let signals = [libc::SIGSEGV, libc::SIGBUS, libc::SIGILL, libc::SIGFPE, libc::SIGABRT, libc::SIGSYS];
-    for signal in signals.into_iter().chain([super::pool::HANG_SIGNAL]) {
+    for signal in signals {
         libc::sigaction(signal, &action, std::ptr::null_mut());
     }
+    action.sa_flags &= !libc::SA_RESETHAND;
+    libc::sigaction(super::pool::HANG_SIGNAL, &action, std::ptr::null_mut());
+    // backtrace() loads the unwinder on first use, allocating: not inside a handler that
+    // may have interrupted malloc.
+    let mut warm = [std::ptr::null_mut::<c_void>(); 1];
+    libc::backtrace(warm.as_mut_ptr(), 1);
 }
 
 unsafe fn limit_and_redirect(io: &ChildIo, limits: &Limits) {

@@ -48,6 +48,10 @@ struct Child {
     decoder: Decoder,
     exec_mode: ExecMode,
     started: Instant,
+    /// When it said it started optimizing: the optimizer's limit counts from here, so that
+    /// a child a loaded machine was slow to set up is not asked where it hangs before
+    /// it can answer.
+    optimizing_since: Option<Instant>,
     exec_started: Option<Instant>,
     /// When the JIT finished compiling and `main` started.
     running_since: Option<Instant>,
@@ -70,6 +74,9 @@ struct Child {
     /// Asked for its stack at its deadline ([`HANG_SIGNAL`]): killed at this instant if
     /// it has not ended by then.
     kill_at: Option<Instant>,
+    /// ... and asked again at this instant: it ignores an ask that finds it in the
+    /// coverage stubs, whose stack does not unwind.
+    ask_again: Option<Instant>,
 }
 
 /// What a child stopped at its optimizer's deadline is sent first: its handler reports
@@ -80,6 +87,15 @@ pub(super) const HANG_SIGNAL: i32 = libc::SIGXCPU;
 /// handler sends and ends at once; the time is for a loaded machine to schedule it (with
 /// 250 ms, a hang under the full test suite on two cores often lost its stack).
 const HANG_STACK_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a child may take to set up its job (a copy of the module, its options)
+/// before its optimizer's limit starts, when that is shorter: setting up is not
+/// optimizing, and a loaded machine can take most of a short limit for it.
+const SETUP_LIMIT: Duration = Duration::from_secs(10);
+
+/// How often a child asked for its stack is asked again until it answers (see
+/// `ask_again`).
+const HANG_STACK_ASK_EVERY: Duration = Duration::from_millis(20);
 
 /// Which jobs a worker serves: those on the module it was forked with (each job on a
 /// fresh copy), with the sites armed that were armed when it was forked.
@@ -413,6 +429,7 @@ impl Pool {
             decoder: Decoder::default(),
             exec_mode: job.exec,
             started,
+            optimizing_since: None,
             exec_started: None,
             running_since: None,
             awaiting_decision: false,
@@ -425,6 +442,7 @@ impl Pool {
             job_ended: false,
             ends_after_job: false,
             kill_at: None,
+            ask_again: None,
         });
         Ok(id)
     }
@@ -490,6 +508,7 @@ impl Pool {
         child.id = id;
         child.exec_mode = job.exec;
         child.started = started;
+        child.optimizing_since = None;
         child.exec_started = None;
         child.running_since = None;
         child.awaiting_decision = false;
@@ -615,7 +634,8 @@ impl Pool {
 
     fn deadline(&self, child: &Child) -> Option<Instant> {
         if child.ending.killed_in.is_some() {
-            return child.kill_at;
+            let again = child.ask_again.filter(|_| child.ending.crash.is_none());
+            return child.kill_at.map(|kill| again.map_or(kill, |a| a.min(kill)));
         }
         if let Some(start) = child.exec_started {
             return Some(start + self.limits.exec_timeout);
@@ -624,7 +644,10 @@ impl Pool {
             // The parent answers at once; this only guards against a caller that never does.
             return Some(child.started + self.limits.opt_timeout * 2);
         }
-        Some(child.started + self.limits.opt_timeout)
+        match child.optimizing_since {
+            Some(since) => Some(since + self.limits.opt_timeout),
+            None => Some(child.started + self.limits.opt_timeout.max(SETUP_LIMIT)),
+        }
     }
 
     fn wait_for_activity(&mut self) {
@@ -633,10 +656,17 @@ impl Pool {
             if self.deadline(&self.children[i]).is_some_and(|d| d <= now) {
                 let child = &mut self.children[i];
                 let asked = child.ending.killed_in.is_some();
+                if asked && child.kill_at.is_some_and(|kill| now < kill) {
+                    child.ask_again = Some(now + HANG_STACK_ASK_EVERY);
+                    unsafe { libc::kill(child.pid, HANG_SIGNAL) };
+                    continue;
+                }
                 child.kill_at = None;
-                // An optimizer that hangs is asked where it is first; a program is not.
-                if !asked && !child.ending.phase.is_execution() && child.ending.phase != Phase::Optimized {
+                // An optimizer that hangs is asked where it is first; a program is not, nor
+                // a child still setting up (its handler may not be installed yet).
+                if !asked && matches!(child.ending.phase, Phase::Optimizing | Phase::Verifying) {
                     child.kill_at = Some(now + HANG_STACK_GRACE);
+                    child.ask_again = Some(now + HANG_STACK_ASK_EVERY);
                     unsafe { libc::kill(child.pid, HANG_SIGNAL) };
                 } else {
                     unsafe { libc::kill(child.pid, libc::SIGKILL) };
@@ -696,6 +726,9 @@ impl Pool {
         match tag {
             wire::PHASE => {
                 ending.phase = Phase::from_u8(payload.first().copied().unwrap_or(0));
+                if ending.phase == Phase::Optimizing && child.optimizing_since.is_none() {
+                    child.optimizing_since = Some(Instant::now());
+                }
                 if ending.phase == Phase::Codegen && child.exec_started.is_none() {
                     child.exec_started = Some(Instant::now());
                 }

@@ -177,6 +177,14 @@ fn cached_agent(opt: &Path, version: &str) -> Result<PathBuf> {
     if agent.is_file() {
         return Ok(agent);
     }
+    // Processes that first meet this LLVM together (shards, parallel runs) build it once:
+    // another writing the sources while the compiler reads them broke the build.
+    std::fs::create_dir_all(&dir)?;
+    let lock = std::fs::File::create(dir.join("lock"))?;
+    lock.lock().with_context(|| format!("cannot lock {}", dir.join("lock").display()))?;
+    if agent.is_file() {
+        return Ok(agent);
+    }
     let src = dir.join("src");
     std::fs::create_dir_all(src.join("llvm-plugin"))?;
     std::fs::create_dir_all(src.join("src/llvm"))?;
