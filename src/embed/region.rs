@@ -40,7 +40,7 @@ impl RegionGraph {
                 preds[v].push(u);
             }
         }
-        let dt = DomTree::new(0, &succs, &preds);
+        let dt = DomTree::new(0, &succs);
         let pdt = post_dominators(&succs, &preds);
         let df = frontiers(&dt, &preds);
         let (regions, region_of) = Detector { succs: &succs, preds: &preds, dt: &dt, pdt: &pdt, df: &df }.run();
@@ -124,13 +124,8 @@ fn post_dominators(succs: &[Vec<usize>], preds: &[Vec<usize>]) -> DomTree {
     let n = succs.len();
     let roots = post_dominator_roots(succs, preds);
     let mut rsuccs: Vec<Vec<usize>> = preds.to_vec();
-    rsuccs.push(roots.clone());
-    let mut rpreds: Vec<Vec<usize>> = succs.to_vec();
-    for &r in &roots {
-        rpreds[r].push(n);
-    }
-    rpreds.push(Vec::new());
-    DomTree::new(n, &rsuccs, &rpreds)
+    rsuccs.push(roots);
+    DomTree::new(n, &rsuccs)
 }
 
 /// LLVM's `SemiNCAInfo::FindRoots` for post-dominators: the blocks without successors,
