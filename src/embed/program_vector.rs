@@ -188,6 +188,9 @@ pub fn program_vector(calls: &[Vec<usize>], main: Option<usize>, mut vectors: Ve
 /// nobody calls, then from whatever is left (cycles nobody enters), each in order; an
 /// edge to a function on the current path (self-calls included) is dropped.
 /// [AMBIGUITY] the paper only says recursive-call edges are deleted.
+/// By hand, not petgraph's `depth_first_search` with its back-edge events: that one
+/// recurses once per call depth, and mutated or generated IR can chain calls deeply
+/// enough to overflow the campaign's stack.
 fn acyclic(calls: &[Vec<usize>], main: Option<usize>) -> Vec<Vec<usize>> {
     let n = calls.len();
     let called: Vec<bool> = (0..n).map(|f| calls.iter().flatten().any(|&c| c == f)).collect();
