@@ -11,15 +11,16 @@ use anyhow::{Context as _, Result};
 use super::bugs::reduce_while_failing;
 use super::fires::{fires_on_each, FiresOn, Reproducer};
 use super::interesting::{Baseline, Interesting};
-use super::issue::{issue_text, lead_readme_with, outside_production, readme_section, Findings};
+use super::issue::{issue_text, lead_readme_with, outside_production, readme_section, Bisected, Findings};
 use super::reduce_ir::{llvm_reduce_for, reduce_ir, IrReduction};
 use super::store::BugRow;
 use super::suspects::localize;
 use super::Campaign;
-use crate::oracle::{Failure, FailureKind, Oracle};
+use crate::oracle::pass_runs::{first_failing_run, LimitedRun};
+use crate::oracle::{Failure, FailureKind, Oracle, Verdict};
 use crate::program::{Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
-use crate::sandbox::Llvm;
+use crate::sandbox::{JobSpec, Llvm};
 use crate::seq::{render_with, Sequence};
 
 /// Finish every bug whose folder lacks a step (all of them after an interruption).
@@ -50,6 +51,14 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
         c.stats.tick(&c.dir, &c.store, c.started, "re-running the bug on each LLVM")?;
         let file = folder.join(findings.reproducer(&program));
         findings.fires_on = Some(fires_on(c, bug, kind, &file, findings.pipeline(bug), findings.culprit(bug)));
+        findings.write(&folder)?;
+    }
+    if findings.bisected.is_none() && matches!(kind, FailureKind::Crash | FailureKind::Fatal | FailureKind::InvalidIr) {
+        c.stats.tick(&c.dir, &c.store, c.started, "bisecting its pass runs")?;
+        let file = folder.join(findings.reproducer(&program));
+        let bisected = bisect(c, bug, kind, &file, findings.pipeline(bug), findings.culprit(bug));
+        findings.bisected =
+            Some(bisected.unwrap_or_else(|e| Bisected { limit: None, pass: None, note: Some(format!("{e:#}")) }));
         findings.write(&folder)?;
     }
     if findings.suspects.is_none() && c.config.localize_seconds > 0.0 {
@@ -113,6 +122,39 @@ fn shorter_pipeline(
             Some((render_with(&shorter, &c.catalog, &render)?, culprit))
         }
         _ => None,
+    })
+}
+
+/// The optimizer failure of `file` under `pipeline` bisected over its pass runs, as
+/// `-opt-bisect-limit` would be (no execution: only failures of the optimizer).
+fn bisect(
+    c: &Campaign,
+    bug: &BugRow,
+    kind: FailureKind,
+    file: &Path,
+    pipeline: &str,
+    culprit: &str,
+) -> Result<Bisected> {
+    let spec = SubjectSpec::new(file, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+    let mut subject = Subject::load(&spec, 1, c.config.limits())?;
+    let mut oracle = Oracle::of(Failure { kind, signature: bug.signature.clone() }, None);
+    oracle.crash_in = Some(culprit.to_string());
+    let attempt = |limit: u32| -> Result<LimitedRun> {
+        let job = JobSpec { pass_runs: Some(limit), verify_each: c.config.verify_each, ..JobSpec::optimize(pipeline) };
+        let run = subject.pool.run_one(&mut subject.module, &job)?;
+        Ok(LimitedRun {
+            fails: oracle.judge(&run, pipeline)? == Verdict::Same,
+            counted: run.pass_runs,
+            last: run.nth_pass_run,
+        })
+    };
+    Ok(match first_failing_run(attempt)? {
+        Some(run) => Bisected { limit: Some(run.index), pass: Some(run.name), note: None },
+        None => Bisected {
+            limit: None,
+            pass: None,
+            note: Some("it needs every pass run, or one of a pass that cannot be skipped".into()),
+        },
     })
 }
 

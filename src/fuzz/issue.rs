@@ -27,6 +27,37 @@ pub struct Findings {
     pub suspects: Option<Suspects>,
     /// Whether production pipelines run every pass of its (shortest) reduced sequence.
     pub production_only: Option<bool>,
+    pub bisected: Option<Bisected>,
+}
+
+/// The pass run after which an optimizer failure first shows under the reproducer's
+/// command, numbered as `opt -opt-bisect-limit=N` numbers them: the culprit as LLVM's
+/// developers name it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Bisected {
+    /// The smallest `-opt-bisect-limit` that fails; None when none below the pipeline's
+    /// own count does (then `note` says why).
+    pub limit: Option<u32>,
+    /// The pass that run is (`loop-extract`).
+    pub pass: Option<String>,
+    pub note: Option<String>,
+}
+
+impl Bisected {
+    /// For the README and ISSUE.md, after the command it refers to.
+    fn text(&self) -> String {
+        match (self.limit, &self.pass) {
+            (Some(n), Some(pass)) => format!(
+                "With `-opt-bisect-limit={n}` added, the command fails as above; with `-opt-bisect-limit={}` it \
+                 does not: pass run {n}, `{pass}`, is where it first shows.\n\n",
+                n - 1
+            ),
+            _ => format!(
+                "`-opt-bisect-limit` does not name one pass run: {}.\n\n",
+                self.note.as_deref().unwrap_or("no limit below the pipeline's own count of runs fails")
+            ),
+        }
+    }
 }
 
 impl Findings {
@@ -70,6 +101,9 @@ impl Findings {
         }
         if let Some(all) = &self.fires_on {
             lines.push(format!("fires on: {}", fires_line(all)));
+        }
+        if let Some(Bisected { limit: Some(n), pass: Some(pass), .. }) = &self.bisected {
+            lines.push(format!("-opt-bisect-limit: first fails at pass run {n}, {pass}"));
         }
         if self.production_only == Some(true) {
             lines.push("production-only: clang's default pipelines run all its passes".into());
@@ -146,6 +180,7 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
         _ => {}
     }
     text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, bug, findings.pipeline(bug), &file)));
+    text.push_str(&findings.bisected.as_ref().map(Bisected::text).unwrap_or_default());
     text.push_str(&stale_analysis_note(bug, findings));
     if let Some(all) = &findings.fires_on {
         let fixed = findings.fixed_in().map(|n| format!(" (fixed in LLVM {n}: it no longer fires there)"));
@@ -239,6 +274,7 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
         tools(c).version
     );
     text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, bug, findings.pipeline(bug), &file)));
+    text.push_str(&findings.bisected.as_ref().map(Bisected::text).unwrap_or_default());
     if (1..=INLINE_LINES).contains(&lines) {
         text.push_str(&format!("`{file}` ({lines} lines):\n\n```llvm\n{}\n```\n\n", ir.trim_end()));
     } else {

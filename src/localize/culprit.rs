@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::runner::Runner;
 use crate::llvm::VerifyEach;
+use crate::oracle::pass_runs::{first_failing_run, LimitedRun};
 use crate::oracle::{FailureKind, Oracle, Verdict};
 use crate::sandbox::{Focus, JobSpec, Outcome, PassRun};
 use crate::seq::Sequence;
@@ -142,33 +143,16 @@ fn counted_culprit(
     reduced: &Sequence,
     pipeline: &str,
 ) -> Result<Option<Culprit>> {
-    let mut attempt = |limit: u32| -> Result<(bool, Option<u32>, Option<PassRun>)> {
+    let attempt = |limit: u32| -> Result<LimitedRun> {
         let job = JobSpec { pass_runs: Some(limit), ..runner.job(pipeline) };
         let run = runner.run_all(vec![job])?.pop().expect("one run");
-        Ok((oracle.judge(&run, pipeline)? == Verdict::Same, run.pass_runs, run.nth_pass_run))
+        Ok(LimitedRun {
+            fails: oracle.judge(&run, pipeline)? == Verdict::Same,
+            counted: run.pass_runs,
+            last: run.nth_pass_run,
+        })
     };
-    let (mut clean, mut failing) = (0u32, None);
-    let mut limit = 1u32;
-    while failing.is_none() {
-        let (fails, total, nth) = attempt(limit)?;
-        if fails {
-            failing = Some((limit, nth));
-        } else if total.is_some_and(|t| t <= limit) || limit >= 1 << 24 {
-            // Every run ran, and it did not fail.
-            return Ok(None);
-        } else {
-            clean = limit;
-            limit = limit.saturating_mul(2);
-        }
-    }
-    let (mut first, mut nth) = failing.expect("found");
-    while first - clean > 1 {
-        let mid = clean + (first - clean) / 2;
-        match attempt(mid)? {
-            (true, _, run) => (first, nth) = (mid, run),
-            _ => clean = mid,
-        }
-    }
+    let nth = first_failing_run(attempt)?;
     let Some(run) = nth else { return Ok(None) };
     Ok(Some(culprit_of_run(runner, reduced, pipeline, run)?))
 }

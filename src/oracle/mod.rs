@@ -1,5 +1,6 @@
 //! Runs to verdicts: which failure a run shows, and whether it is the failure under study.
 
+pub mod pass_runs;
 mod script;
 
 use serde::{Deserialize, Serialize};

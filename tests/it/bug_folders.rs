@@ -80,12 +80,19 @@ fn a_crash_gets_a_small_reduced_program_plain_opt_crashes_on_with_where_and_a_dr
     );
     let out = sh(&folder, &command[0]);
     assert_eq!(out.status.code(), Some(139), "plain opt did not crash: {}", String::from_utf8_lossy(&out.stderr));
+    // The pass run it first shows after, as plain opt's -opt-bisect-limit counts them.
+    let limit = o["bisected"]["limit"].as_u64().unwrap_or_else(|| panic!("{o}"));
+    let bisected = |n: u64| sh(&folder, &format!("{} -opt-bisect-limit={n}", command[0])).status.code();
+    assert_eq!((bisected(limit), bisected(limit - 1)), (Some(139), Some(0)), "{}", o["bisected"]);
+    assert_eq!(o["bisected"]["pass"], "loop-extract", "{o}");
     // Where it fires: the linked LLVM at least, and the line says so.
     let fires = o["fires_on"].as_array().unwrap();
     let linked = fires.iter().find(|f| f["opt"].is_null()).expect("the linked LLVM");
     assert_eq!(linked["fires"], true, "{linked}");
     let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
     assert!(readme.contains("Fires on: ") && readme.contains(&format!("{major} ✔")), "{readme}");
+    let bisect_line = format!("pass run {limit}, `loop-extract`, is where it first shows");
+    assert!(readme.contains(&bisect_line), "{readme}");
     // Where it is, and the draft.
     let suspects = &o["suspects"];
     assert_eq!(suspects["culprit"], "loop-extract", "{suspects}");
@@ -94,7 +101,7 @@ fn a_crash_gets_a_small_reduced_program_plain_opt_crashes_on_with_where_and_a_dr
     let issue = std::fs::read_to_string(folder.join("ISSUE.md")).unwrap();
     assert!(issue.contains("# [LoopExtractor] crash: "), "{issue}");
     assert!(issue.contains(&std::fs::read_to_string(folder.join("reduced.ll")).unwrap().trim_end().to_string()));
-    assert!(issue.contains(&command[0]), "{issue}");
+    assert!(issue.contains(&command[0]) && issue.contains(&bisect_line), "{issue}");
     assert!(issue.contains(files[0].as_str().unwrap()), "{issue}");
     let sequence_note = issue.split("## The pass sequence").nth(1).expect("the pass sequence section");
     assert!(sequence_note.contains("run none of its passes: `loop-extract`"), "{issue}");

@@ -1,0 +1,76 @@
+//! The run of a pass after which a failure first shows, counting the runs of passes that
+//! may be skipped as `opt -opt-bisect-limit=N` does: what LLVM's developers bisect with.
+
+use anyhow::Result;
+
+use crate::sandbox::PassRun;
+
+/// What one run with the pass runs limited to `limit` gave: whether it failed the way under
+/// study, how many runs the pipeline counted, and the last run it let run.
+pub struct LimitedRun {
+    pub fails: bool,
+    pub counted: Option<u32>,
+    pub last: Option<PassRun>,
+}
+
+/// Doubles the limit until the failure shows, then bisects: the first limit at which it
+/// does, and the run that limit last let run. None when no limit below the pipeline's own
+/// count of runs shows it (it needs every run, or a pass that cannot be skipped).
+pub fn first_failing_run(mut attempt: impl FnMut(u32) -> Result<LimitedRun>) -> Result<Option<PassRun>> {
+    let (mut clean, mut failing) = (0u32, None);
+    let mut limit = 1u32;
+    while failing.is_none() {
+        let run = attempt(limit)?;
+        if run.fails {
+            failing = Some((limit, run.last));
+        } else if run.counted.is_some_and(|t| t <= limit) || limit >= 1 << 24 {
+            return Ok(None);
+        } else {
+            clean = limit;
+            limit = limit.saturating_mul(2);
+        }
+    }
+    let (mut first, mut last) = failing.expect("found");
+    while first - clean > 1 {
+        let mid = clean + (first - clean) / 2;
+        let run = attempt(mid)?;
+        if run.fails {
+            (first, last) = (mid, run.last);
+        } else {
+            clean = mid;
+        }
+    }
+    Ok(last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pipeline of `total` runs that fails from run `culprit` on.
+    fn pipeline(total: u32, culprit: u32) -> impl FnMut(u32) -> Result<LimitedRun> {
+        move |limit| {
+            let ran = limit.min(total);
+            Ok(LimitedRun {
+                fails: ran >= culprit,
+                counted: Some(total),
+                last: (ran > 0).then(|| PassRun { index: ran, element: 0, name: format!("pass{ran}") }),
+            })
+        }
+    }
+
+    #[test]
+    fn the_first_run_after_which_it_fails_is_found_wherever_it_is() {
+        for total in [1, 2, 7, 64, 1000] {
+            for culprit in 1..=total.min(70) {
+                let found = first_failing_run(pipeline(total, culprit)).unwrap().map(|r| r.index);
+                assert_eq!(found, Some(culprit), "{culprit} of {total}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_failure_no_limit_shows_has_no_run() {
+        assert_eq!(first_failing_run(pipeline(10, 11)).unwrap().map(|r| r.index), None);
+    }
+}
