@@ -47,6 +47,11 @@ impl Bisected {
     /// For the README and ISSUE.md, after the command it refers to.
     fn text(&self) -> String {
         match (self.limit, &self.pass) {
+            // Limit 0 runs every pass here: whether none at all would fail is not known.
+            (Some(1), Some(pass)) => format!(
+                "With `-opt-bisect-limit=1` added, the command fails as above already: the first pass run, \
+                 `{pass}`, or a pass that cannot be skipped, is where it shows.\n\n"
+            ),
             (Some(n), Some(pass)) => format!(
                 "With `-opt-bisect-limit={n}` added, the command fails as above; with `-opt-bisect-limit={}` it \
                  does not: pass run {n}, `{pass}`, is where it first shows.\n\n",
@@ -429,5 +434,15 @@ mod tests {
         assert!(stale_analysis_note(&fatal, &findings).contains("the DominatorTree it declared"));
         fatal.signature = "SIGSEGV in llvm::LICMPass::run".into();
         assert_eq!(stale_analysis_note(&fatal, &findings), "");
+    }
+
+    /// A failure at the first pass run cannot claim that no run at all is clean: the
+    /// sandbox's limit 0 runs every pass.
+    #[test]
+    fn a_bisection_claims_a_clean_limit_below_only_when_it_tried_one() {
+        let at = |limit| Bisected { limit: Some(limit), pass: Some("licm".into()), note: None }.text();
+        assert!(at(5).contains("with `-opt-bisect-limit=4` it does not: pass run 5, `licm`"), "{}", at(5));
+        assert!(!at(1).contains("-opt-bisect-limit=0"), "{}", at(1));
+        assert!(at(1).contains("fails as above already"), "{}", at(1));
     }
 }
