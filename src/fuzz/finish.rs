@@ -17,7 +17,7 @@ use super::store::BugRow;
 use super::suspects::localize;
 use super::Campaign;
 use crate::oracle::pass_runs::{first_failing_run, LimitedRun};
-use crate::oracle::{Failure, FailureKind, Oracle, Verdict};
+use crate::oracle::{Failure, FailureKind, Oracle};
 use crate::program::{Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::{JobSpec, Llvm};
@@ -57,8 +57,7 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
         c.stats.tick(&c.dir, &c.store, c.started, "bisecting its pass runs")?;
         let file = folder.join(findings.reproducer(&program));
         let bisected = bisect(c, bug, kind, &file, findings.pipeline(bug), findings.culprit(bug));
-        findings.bisected =
-            Some(bisected.unwrap_or_else(|e| Bisected { limit: None, pass: None, note: Some(format!("{e:#}")) }));
+        findings.bisected = Some(bisected.unwrap_or_else(|e| Bisected::unnamed(format!("{e:#}"))));
         findings.write(&folder)?;
     }
     if findings.suspects.is_none() && c.config.localize_seconds > 0.0 {
@@ -142,19 +141,11 @@ fn bisect(
     let attempt = |limit: u32| -> Result<LimitedRun> {
         let job = JobSpec { pass_runs: Some(limit), verify_each: c.config.verify_each, ..JobSpec::optimize(pipeline) };
         let run = subject.pool.run_one(&mut subject.module, &job)?;
-        Ok(LimitedRun {
-            fails: oracle.judge(&run, pipeline)? == Verdict::Same,
-            counted: run.pass_runs,
-            last: run.nth_pass_run,
-        })
+        LimitedRun::judged(run, &oracle, pipeline)
     };
     Ok(match first_failing_run(attempt)? {
         Some(run) => Bisected { limit: Some(run.index), pass: Some(run.name), note: None },
-        None => Bisected {
-            limit: None,
-            pass: None,
-            note: Some("it needs every pass run, or one of a pass that cannot be skipped".into()),
-        },
+        None => Bisected::unnamed("it needs every pass run, or one of a pass that cannot be skipped".into()),
     })
 }
 

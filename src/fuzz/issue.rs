@@ -44,6 +44,11 @@ pub struct Bisected {
 }
 
 impl Bisected {
+    /// No pass run named, and why.
+    pub fn unnamed(why: String) -> Bisected {
+        Bisected { limit: None, pass: None, note: Some(why) }
+    }
+
     /// For the README and ISSUE.md, after the command it refers to.
     fn text(&self) -> String {
         match (self.limit, &self.pass) {

@@ -146,11 +146,7 @@ fn counted_culprit(
     let attempt = |limit: u32| -> Result<LimitedRun> {
         let job = JobSpec { pass_runs: Some(limit), ..runner.job(pipeline) };
         let run = runner.run_all(vec![job])?.pop().expect("one run");
-        Ok(LimitedRun {
-            fails: oracle.judge(&run, pipeline)? == Verdict::Same,
-            counted: run.pass_runs,
-            last: run.nth_pass_run,
-        })
+        LimitedRun::judged(run, oracle, pipeline)
     };
     let nth = first_failing_run(attempt)?;
     let Some(run) = nth else { return Ok(None) };

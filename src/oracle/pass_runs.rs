@@ -3,7 +3,8 @@
 
 use anyhow::Result;
 
-use crate::sandbox::PassRun;
+use super::{Oracle, Verdict};
+use crate::sandbox::{PassRun, Run};
 
 /// What one run with the pass runs limited to `limit` gave: whether it failed the way under
 /// study, how many runs the pipeline counted, and the last run it let run.
@@ -11,6 +12,17 @@ pub struct LimitedRun {
     pub fails: bool,
     pub counted: Option<u32>,
     pub last: Option<PassRun>,
+}
+
+impl LimitedRun {
+    /// `run` of `pipeline`, limited, as `oracle` judges it.
+    pub fn judged(run: Run, oracle: &Oracle, pipeline: &str) -> Result<LimitedRun> {
+        Ok(LimitedRun {
+            fails: oracle.judge(&run, pipeline)? == Verdict::Same,
+            counted: run.pass_runs,
+            last: run.nth_pass_run,
+        })
+    }
 }
 
 /// Doubles the limit until the failure shows, then bisects: the first limit at which it
