@@ -192,6 +192,7 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
     text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, bug, findings.pipeline(bug), &file)));
     text.push_str(&findings.bisected.as_ref().map(Bisected::text).unwrap_or_default());
     text.push_str(&stale_analysis_note(bug, findings));
+    text.push_str(uses_remain_note(bug));
     if let Some(all) = &findings.fires_on {
         let fixed = findings.fixed_in().map(|n| format!(" (fixed in LLVM {n}: it no longer fires there)"));
         text.push_str(&format!("Fires on: {}{}\n", fires_line(all), fixed.unwrap_or_default()));
@@ -206,6 +207,17 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
     }
     text.push_str("`ISSUE.md` drafts the report for LLVM's tracker.\n\n");
     text
+}
+
+/// A failure of ctos's check of destroyed values: plain release `opt` does not make it.
+fn uses_remain_note(bug: &BugRow) -> &'static str {
+    if !bug.signature.contains(crate::oracle::USES_REMAIN) {
+        return "";
+    }
+    "The failure is ctos's check that no pass destroys a value still in use, the check an \
+     assertions build of LLVM makes in `Value::~Value` (\"Uses remain when a value is destroyed!\"). \
+     A release `opt` goes on with the dangling use: the command above may crash later, \
+     elsewhere, or not at all there; an assertions build stops where ctos did.\n\n"
 }
 
 /// What a bug whose only evidence is ctos's check of kept analyses rests on, and what
@@ -292,6 +304,7 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
     }
     text.push_str(&expected_vs_actual(c, kind, bug, findings));
     text.push_str(&stale_analysis_note(bug, findings));
+    text.push_str(uses_remain_note(bug));
     if let Some(all) = &findings.fires_on {
         text.push_str("## Versions\n\n");
         for f in all {
@@ -439,6 +452,15 @@ mod tests {
         assert!(stale_analysis_note(&fatal, &findings).contains("the DominatorTree it declared"));
         fatal.signature = "SIGSEGV in llvm::LICMPass::run".into();
         assert_eq!(stale_analysis_note(&fatal, &findings), "");
+    }
+
+    #[test]
+    fn a_failure_of_the_destroyed_value_check_says_what_release_opt_shows() {
+        let mut crash = bug("loop-deletion");
+        crash.signature = format!("assertion failed: llvm::Value::~Value(): {}", crate::oracle::USES_REMAIN);
+        assert!(uses_remain_note(&crash).contains("A release `opt` goes on"), "{}", uses_remain_note(&crash));
+        crash.signature = "SIGSEGV in llvm::Instruction::getFunction".into();
+        assert_eq!(uses_remain_note(&crash), "");
     }
 
     /// A failure at the first pass run cannot claim that no run at all is clean: the

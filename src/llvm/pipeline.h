@@ -395,18 +395,25 @@ __attribute__((noinline)) void ctosPaintStack() {
   asm volatile("" : : "r"(P) : "memory");
 }
 
+// Whether a value destroyed while still used stops the run as an assertions build of LLVM
+// does (only the in-process engine has the check: src/llvm/shim.cpp). Only while passes
+// run: ctos's own code outside them (mutations, modules it builds) is not LLVM's to judge.
+inline bool CtosCheckingUses = false;
+
 struct CtosPoisonedMemory {
   CtosPoisonedMemory() {
     if (!ctosPoisonOn())
       return;
     ctosPaintStack();
     mallopt(M_PERTURB, CtosPoison);
+    CtosCheckingUses = true;
   }
   // A program the child runs afterwards gets glibc's defaults (or its own fill). A
   // pipeline left by a jump (a failed check) skips this; its job ends without running one.
   ~CtosPoisonedMemory() {
     if (ctosPoisonOn())
       mallopt(M_PERTURB, 0);
+    CtosCheckingUses = false;
   }
 };
 

@@ -21,6 +21,26 @@
 static cl::opt<std::string> AAPipeline("aa-pipeline", cl::Hidden, cl::init("default"),
                                        cl::desc("The alias analyses, as opt -aa-pipeline takes them"));
 
+// An assertions build of LLVM stops in Value::~Value when a value is destroyed while still
+// used ("Uses remain when a value is destroyed!"). A release build goes on, and whatever
+// code reads the dangling use first crashes, or not, far from the cause (dev bug 173357:
+// the verifier, after loop-deletion freed a value an unreachable block still used). The
+// linker routes the release build's calls of the destructor through this check (build.rs:
+// --wrap), which stops the run as the assertion would, so the stack names the code that
+// destroyed the value. glibc's assertion format, so that the crash is described by it.
+extern "C" void __real__ZN4llvm5ValueD2Ev(Value *V);
+extern "C" void __wrap__ZN4llvm5ValueD2Ev(Value *V) {
+  if (CtosCheckingUses && !V->materialized_use_empty()) {
+    errs() << "While deleting: " << *V->getType() << " %" << V->getName() << "\n";
+    errs() << "(ctos checks this as an assertions build of LLVM does)\n"
+              "ctos: llvm/lib/IR/Value.cpp: llvm::Value::~Value(): Assertion `materialized_use_empty() && "
+              "\"Uses remain when a value is destroyed!\"' failed.\n";
+    errs().flush();
+    abort();
+  }
+  __real__ZN4llvm5ValueD2Ev(V);
+}
+
 static LLVMErrorRef runPasses(LLVMModuleRef ModuleRef, const char *Passes, LLVMTargetMachineRef MachineRef,
                               int Verify, const CtosPassWatch *Watch) {
   TargetMachine *Machine = reinterpret_cast<TargetMachine *>(MachineRef);

@@ -47,6 +47,9 @@ pub enum Placed {
     /// A transform file beside the culprit's: it holds several times their failure-specific
     /// code (a helper the pass drives, as SimplifyIndVar.cpp is indvars').
     Helper,
+    /// The innermost pass or analysis file on the failure's stack, ahead of culprit files
+    /// that hold no failure-specific code: where the run stopped is the evidence left.
+    Stack,
     /// By its spectrum score (the crash stack adds to it).
     #[default]
     Spectrum,
@@ -100,6 +103,9 @@ impl FileEvidence {
             }
             Placed::Culprit => "culprit".to_string(),
             Placed::Helper => "helper of the culprit".to_string(),
+            Placed::Stack => {
+                "stack (its innermost pass or analysis file; the culprit's hold no failure-specific code)".to_string()
+            }
             Placed::Spectrum if self.culprit => "spectrum (a culprit file without failure-specific code)".to_string(),
             Placed::Spectrum => "spectrum".to_string(),
             Placed::Core => "core (IR and support code rank last)".to_string(),
@@ -199,10 +205,11 @@ pub fn stack_evidence(stack: &[u64], sites: &Sites, failing: &Spectrum) -> Vec<(
 /// Among the others, the culprit pass's files rank first when they hold failure-specific
 /// code (code the failing run executed and at most one bug-free run in twenty did), with
 /// any transform file holding [`HELPER_FACTOR`] times their failure-specific code; when
-/// they hold none, they still rank first unless another file's spectrum score stands out
-/// ([`STANDS_OUT`] times the next one's). The rest rank by the spectrum: Ochiai over each
-/// file's elements, combined by `aggregate`, plus `1/(1+d)` when it is d frames deep on a
-/// crash's (or a hang's) stack.
+/// they hold none, the innermost other file on the failure's stack ranks first, then
+/// they do, unless no stack names such a file and another file's spectrum score stands
+/// out ([`STANDS_OUT`] times the next one's). The rest rank by the spectrum: Ochiai over
+/// each file's elements, combined by `aggregate`, plus `1/(1+d)` when it is d frames deep
+/// on a crash's (or a hang's) stack.
 ///
 /// Why: the culprit's code is an engineer's first suspect, and the spectrum confirms it when
 /// that code behaved in the failing run as in (almost) no bug-free one. A pass also works
@@ -210,8 +217,11 @@ pub fn stack_evidence(stack: &[u64], sites: &Sites, failing: &Spectrum) -> Vec<(
 /// like it: one whose failure-specific code dwarfs the pass's own is where the behaviour
 /// that differed lives. When nothing of the culprit's is failure-specific, the spectrum's
 /// first file is another suspect only if it clearly leads: a near tie of weak scores is no
-/// reason to pass over the engineer's first suspect. IR core and support code (values, use
-/// lists, the dominator tree, the pass manager) runs in every pass; its failure-specific
+/// reason to pass over the engineer's first suspect. A stack is stronger evidence than
+/// either: the run stopped there (a crash, a value destroyed while still used, a hang),
+/// and code that ran as in the bug-free runs can still be what went wrong. IR core and
+/// support code (values, use lists, the dominator tree, the pass manager) runs in every
+/// pass; its failure-specific
 /// code is the trace of what the culprit did (and of analyses it computed on first use),
 /// and it buried the fix file of four development bugs. Each choice was made by
 /// leave-one-out on the development bench (see the README).
@@ -229,6 +239,11 @@ pub fn rank(
     let culprit_specific = ranking.iter().filter(|f| f.evidence.culprit).map(|f| f.evidence.failure_specific).max();
     match culprit_specific {
         None => {}
+        Some(0) if mark_innermost_on_stack(&mut ranking) => {
+            for f in ranking.iter_mut().filter(|f| f.evidence.culprit) {
+                f.evidence.placed = Placed::Culprit;
+            }
+        }
         Some(0) => {
             let leads = {
                 let mut others = ranking.iter().filter(|f| !f.evidence.culprit && f.evidence.placed != Placed::Core);
@@ -257,9 +272,10 @@ pub fn rank(
         }
     }
     let order = |p: Placed| match p {
-        Placed::Culprit | Placed::Helper => 0,
-        Placed::Spectrum => 1,
-        Placed::Core => 2,
+        Placed::Stack => 0,
+        Placed::Culprit | Placed::Helper => 1,
+        Placed::Spectrum => 2,
+        Placed::Core => 3,
     };
     // Stable: within each group the spectrum's order, ties included, stays.
     ranking.sort_by_key(|f| order(f.evidence.placed));
@@ -272,22 +288,50 @@ pub fn rank(
     ranking
 }
 
-/// For the files behind a first file the rule placed there (a culprit or helper file
-/// that the spectrum alone would not put first), what their evidence is against it.
+/// Places the innermost file on the stack that is neither IR core nor the culprit's, if
+/// the stack reaches one before any culprit file; whether it did.
+fn mark_innermost_on_stack(ranking: &mut [FileRank]) -> bool {
+    let innermost = ranking
+        .iter_mut()
+        .filter(|f| f.evidence.placed != Placed::Core)
+        .filter_map(|f| f.evidence.stack_depth.map(|d| (d, f)))
+        .min_by_key(|(d, _)| *d);
+    match innermost {
+        Some((_, f)) if !f.evidence.culprit => {
+            f.evidence.placed = Placed::Stack;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// For the files behind a first file the rule placed there (a culprit, helper or stack
+/// file that the spectrum alone would not put first), what their evidence is against it.
 fn explain_against_first(ranking: &mut [FileRank]) {
-    let Some(first) = ranking.first().filter(|f| matches!(f.evidence.placed, Placed::Culprit | Placed::Helper)) else {
+    let Some(first) =
+        ranking.first().filter(|f| matches!(f.evidence.placed, Placed::Culprit | Placed::Helper | Placed::Stack))
+    else {
         return;
     };
-    let (name, first_specific, first_rank) = (
+    let (name, first_specific, first_rank, first_placed) = (
         first.path.rsplit('/').next().unwrap_or(&first.path).to_string(),
         first.evidence.failure_specific,
         first.evidence.spectrum_rank,
+        first.evidence.placed,
     );
     for f in ranking.iter_mut().skip(1) {
         let mine = &f.evidence;
         let standing = match mine.placed {
-            Placed::Culprit | Placed::Helper => "placed with it".to_string(),
+            Placed::Culprit if first_placed == Placed::Stack => {
+                format!("a culprit file without failure-specific code, and the stack's innermost pass or analysis frame is in {name}")
+            }
+            Placed::Culprit | Placed::Helper | Placed::Stack => "placed with it".to_string(),
             Placed::Core => "IR core or support code, which ranks after the passes' and analyses' files".to_string(),
+            Placed::Spectrum if first_placed == Placed::Stack => format!(
+                "{} failure-specific elements, but the run stopped in {name}'s code (the stack's innermost pass or \
+                 analysis frame) and the culprit's files hold none",
+                mine.failure_specific
+            ),
             Placed::Spectrum if first_specific == 0 => {
                 format!("{name} holds no failure-specific code either, and no file's spectrum score stands out")
             }
@@ -396,6 +440,16 @@ mod tests {
     /// failing run covering them all, one bug-free run per entry of `passing`; file 0 is
     /// the culprit's.
     fn ranked(paths: &[&str], sizes: &[usize], passing: &[&[u32]]) -> Vec<FileRank> {
+        ranked_with_stack(paths, sizes, passing, Vec::new())
+    }
+
+    /// As [`ranked`], with (file, depth) of a failure's stack.
+    fn ranked_with_stack(
+        paths: &[&str],
+        sizes: &[usize],
+        passing: &[&[u32]],
+        stack: Vec<(u32, usize)>,
+    ) -> Vec<FileRank> {
         let owners: Vec<Option<u32>> =
             sizes.iter().enumerate().flat_map(|(f, &n)| std::iter::repeat_n(Some(f as u32), n)).collect();
         let mut sites = Sites::synthetic(&owners);
@@ -406,7 +460,7 @@ mod tests {
         for p in passing {
             evidence.add_passing(&Spectrum::from_elements(p.to_vec(), sites));
         }
-        let direct = DirectEvidence { culprit_files: vec![0], stack: Vec::new() };
+        let direct = DirectEvidence { culprit_files: vec![0], stack };
         rank(&evidence, sites, Formula::Ochiai, Aggregate::Sum, &direct)
     }
 
@@ -480,6 +534,39 @@ mod tests {
         let ranking = ranked(&paths, &[2, 4, 3], &[&[8]]);
         assert_eq!(order(&ranking), [paths[0], paths[1], paths[2]]);
         assert_eq!(ranking[1].evidence.placed, Placed::Spectrum);
+    }
+
+    #[test]
+    fn the_innermost_pass_file_on_the_stack_ranks_ahead_of_a_culprit_without_failure_specific_code() {
+        let paths = [
+            "llvm/lib/Transforms/Scalar/Pass.cpp",
+            "llvm/lib/Transforms/Utils/Utils.cpp",
+            "llvm/lib/IR/Value.cpp",
+            "llvm/lib/Analysis/A.cpp",
+        ];
+        // The culprit's and the utility's code ran in a bug-free run; Value.cpp's and the
+        // analysis's did not. The run stopped in Value.cpp, called by the utility, called
+        // by the pass.
+        let passing: &[&[u32]] = &[&[0, 1, 2, 3]];
+        let stack = vec![(2, 0), (1, 2), (0, 3)];
+        let ranking = ranked_with_stack(&paths, &[2, 2, 2, 2], passing, stack);
+        assert_eq!(order(&ranking), [paths[1], paths[0], paths[3], paths[2]]);
+        assert_eq!(ranking[0].evidence.placed, Placed::Stack);
+        assert_eq!(ranking[1].evidence.placed, Placed::Culprit);
+        let against = ranking[2].evidence.against_first.as_deref().unwrap();
+        assert!(
+            against.starts_with("2 failure-specific elements, but the run stopped in Utils.cpp's code"),
+            "{against}"
+        );
+        // Without the stack the culprit's files stay first (no other file stands out).
+        assert_eq!(order(&ranked(&paths, &[2, 2, 2, 2], passing))[0], paths[0]);
+        // When the stack reaches the culprit's code first, the culprit's files stay first.
+        let ranking = ranked_with_stack(&paths, &[2, 2, 2, 2], passing, vec![(0, 0), (1, 1)]);
+        assert_eq!((ranking[0].path.as_str(), ranking[0].evidence.placed), (paths[0], Placed::Culprit));
+        // When the culprit's code holds failure-specific code, the stack does not pass over it.
+        let ranking = ranked_with_stack(&paths, &[2, 2, 2, 2], &[&[1, 2, 3]], vec![(1, 0), (0, 1)]);
+        assert_eq!((ranking[0].path.as_str(), ranking[0].evidence.placed), (paths[0], Placed::Culprit));
+        assert!(ranking.iter().all(|f| f.evidence.placed != Placed::Stack));
     }
 
     #[test]

@@ -324,6 +324,10 @@ pub fn key_before_reduction(failure: &Failure, frames: &[String]) -> Option<Stri
     independent.then(|| bug_key(failure, &Sequence::default(), frames).0)
 }
 
+/// What ctos's check of destroyed values (src/llvm/shim.cpp) asserts, as an assertions
+/// build of LLVM does: a release `opt` goes on and reads the dangling use later, or not.
+pub const USES_REMAIN: &str = "Uses remain when a value is destroyed!";
+
 /// The frame a crash in ctos's check of a kept ScalarEvolution has on top: its signature says
 /// it, and plain `opt` shows it with `verify<scalar-evolution>`.
 pub const SCEV_CHECK_FRAME: &str = "llvm::ScalarEvolution::verify";
@@ -349,6 +353,11 @@ pub fn bug_key(failure: &Failure, reduced: &Sequence, frames: &[String]) -> (Str
     let last = passes.last().copied().unwrap_or("?").to_string();
     let kind = failure.kind.as_str();
     let key = match failure.kind {
+        // Every pass that destroys a used value fails this one assertion: where it was
+        // destroyed tells the bugs apart.
+        FailureKind::Crash if failure.signature.contains(USES_REMAIN) => {
+            format!("{kind}|{}|{}", failure.signature, frames.iter().take(5).cloned().collect::<Vec<_>>().join(" < "))
+        }
         FailureKind::Crash if failure.signature.starts_with(ASSERTION) => format!("{kind}|{}", failure.signature),
         FailureKind::Crash if in_preserved_check(frames) => {
             format!("{kind}|{last}|{}", frames[0])

@@ -220,6 +220,21 @@ fn a_failed_assertion_is_keyed_on_its_text_not_its_frames() {
 }
 
 #[test]
+fn values_destroyed_while_used_are_keyed_by_where_they_were_destroyed() {
+    let catalog = Catalog::for_llvm(crate::llvm::version().0).unwrap();
+    let mut run = crashed(libc::SIGABRT, &["llvm::Value::deleteValue"]);
+    let text = format!("llvm/lib/IR/Value.cpp: llvm::Value::~Value(): Assertion `materialized_use_empty() && \"{USES_REMAIN}\"' failed.");
+    run.crash.as_mut().unwrap().assertion = Some(text);
+    let failure = fails(observe(&run, None));
+    assert!(failure.signature.contains(USES_REMAIN), "{}", failure.signature);
+    let seq = Sequence::parse("loop-deletion", &catalog).unwrap();
+    let key = |frames: &[&str]| bug_key(&failure, &seq, &frames.iter().map(|s| s.to_string()).collect::<Vec<_>>()).0;
+    let deleted_by = |f: &str| key(&["llvm::Value::deleteValue", "llvm::BasicBlock::~BasicBlock", f]);
+    assert_ne!(deleted_by("llvm::deleteDeadLoop"), deleted_by("llvm::MergeBlockIntoPredecessor"));
+    assert_eq!(deleted_by("llvm::deleteDeadLoop"), deleted_by("llvm::deleteDeadLoop"));
+}
+
+#[test]
 fn bug_keys_follow_the_cause_not_the_symptom() {
     let catalog = Catalog::for_llvm(crate::llvm::version().0).unwrap();
     let seq = |text: &str| Sequence::parse(text, &catalog).unwrap();

@@ -443,10 +443,32 @@ mod llvm19 {
         assert_eq!(first["evidence"]["stack_depth"], 0, "{first}");
     }
 
+    /// loop-deletion destroys a value that an unreachable block still uses; a release build
+    /// goes on, and the verifier crashes on the dangling use after the pass. ctos stops
+    /// the run at the destruction, as an assertions build does, so the stack names the
+    /// code that destroyed it: LoopUtils.cpp's deleteDeadLoop, where the fix went, ranks
+    /// ahead of the culprit's file, which holds no failure-specific code.
+    #[test]
+    fn bug_173357_stops_where_the_used_value_is_destroyed_and_ranks_that_utility_first() {
+        let report = isolate(&[&bug("173357", "seq.txt"), &bug("173357", "repro.ll")]);
+        let i = &report["isolation"];
+        assert_eq!(i["failure"]["kind"], "crash", "{i}");
+        let failure = i["failure"].to_string();
+        assert!(failure.contains("Uses remain when a value is destroyed!"), "{failure}");
+        assert_eq!(i["culprit"]["name"], "loop-deletion", "{}", i["culprit"]);
+        let ranking = i["ranking"].as_array().unwrap();
+        assert_eq!(ranking[0]["path"], "llvm/lib/Transforms/Utils/LoopUtils.cpp", "{}", ranking[0]);
+        assert_eq!(ranking[0]["evidence"]["placed"], "stack", "{}", ranking[0]);
+        assert_eq!(ranking[1]["path"], "llvm/lib/Transforms/Scalar/LoopDeletion.cpp", "{}", ranking[1]);
+        let against = ranking[1]["evidence"]["against_first"].as_str().unwrap();
+        assert!(against.contains("innermost pass or analysis frame is in LoopUtils.cpp"), "{against}");
+    }
+
     /// loop-fusion leaves a dangling instruction behind, and opt-19 reads it after the
-    /// pass. Freed memory is poisoned and glibc's thread cache is off in children, so the
-    /// read faults inside the pass, the same way in every child and worker, under block
-    /// coverage too: the one pass is the culprit, and its file ranks first.
+    /// pass. ctos stops the run where the used value is destroyed, as an assertions build
+    /// does (without that check, the poisoned heap made the later read fault inside the
+    /// pass): the same way in every child and worker, under block coverage too. The one pass is the culprit, and its file, with failure-specific code,
+    /// ranks first, ahead of the DomTreeUpdater.cpp that destroyed the block for it.
     #[test]
     fn bug_166356_fails_alike_under_block_coverage_and_names_loop_fusion() {
         let report = isolate(&[&bug("166356", "seq.txt"), &bug("166356", "repro.ll"), "--granularity", "blocks"]);
