@@ -13,6 +13,7 @@ use super::fires::{fires_on_each, FiresOn, Reproducer};
 use super::interesting::{Baseline, Interesting};
 use super::issue::{issue_text, lead_readme_with, outside_production, readme_section, Bisected, Findings};
 use super::reduce_ir::{llvm_reduce_for, reduce_ir, IrReduction};
+use super::stale_loop::StaleLoop;
 use super::store::BugRow;
 use super::suspects::localize;
 use super::Campaign;
@@ -58,6 +59,12 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
         let file = folder.join(findings.reproducer(&program));
         let bisected = bisect(c, bug, kind, &file, findings.pipeline(bug), findings.culprit(bug));
         findings.bisected = Some(bisected.unwrap_or_else(|e| Bisected::unnamed(format!("{e:#}"))));
+        findings.write(&folder)?;
+    }
+    if findings.stale_loop.is_none() && crate::oracle::stale_analysis(&bug.signature) == Some("ScalarEvolution") {
+        let file = folder.join(findings.reproducer(&program));
+        let stale = stale_loop(c, bug, &file, findings.pipeline(bug));
+        findings.stale_loop = Some(stale.unwrap_or_else(|e| StaleLoop::unread(format!("{e:#}"))));
         findings.write(&folder)?;
     }
     if findings.suspects.is_none() && c.config.localize_seconds > 0.0 {
@@ -134,8 +141,7 @@ fn bisect(
     pipeline: &str,
     culprit: &str,
 ) -> Result<Bisected> {
-    let spec = SubjectSpec::new(file, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
-    let mut subject = Subject::load(&spec, 1, c.config.limits())?;
+    let mut subject = reproducer_subject(c, bug, file)?;
     let mut oracle = Oracle::of(Failure { kind, signature: bug.signature.clone() }, None);
     oracle.crash_in = Some(culprit.to_string());
     let attempt = |limit: u32| -> Result<LimitedRun> {
@@ -147,6 +153,22 @@ fn bisect(
         Some(run) => Bisected { limit: Some(run.index), pass: Some(run.name), note: None },
         None => Bisected::unnamed("it needs every pass run, or one of a pass that cannot be skipped".into()),
     })
+}
+
+/// The loop whose kept trip count the reproducer leaves stale, as ScalarEvolution's
+/// verifier prints it when the reproducer fails.
+fn stale_loop(c: &Campaign, bug: &BugRow, file: &Path, pipeline: &str) -> Result<StaleLoop> {
+    let mut subject = reproducer_subject(c, bug, file)?;
+    let job = JobSpec { verify_each: c.config.verify_each, ..JobSpec::optimize(pipeline) };
+    let run = subject.pool.run_one(&mut subject.module, &job)?;
+    StaleLoop::from_verifier(&run.stderr)
+        .with_context(|| format!("the reproducer's run printed no trip count of ScalarEvolution's ({:?})", run.outcome))
+}
+
+/// `file` loaded with the bug's options on the campaign's LLVM, with one child.
+fn reproducer_subject(c: &Campaign, bug: &BugRow, file: &Path) -> Result<Subject> {
+    let spec = SubjectSpec::new(file, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+    Subject::load(&spec, 1, c.config.limits())
 }
 
 /// The bug's reproducer (`file` under `pipeline`, whose culprit is `culprit`) judged on

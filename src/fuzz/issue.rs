@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::bugs::{opt_commands, tools};
 use super::fires::{fires_line, FiresOn};
 use super::reduce_ir::IrReduction;
+use super::stale_loop::StaleLoop;
 use super::store::BugRow;
 use super::suspects::Suspects;
 use super::Campaign;
@@ -28,6 +29,8 @@ pub struct Findings {
     /// Whether production pipelines run every pass of its (shortest) reduced sequence.
     pub production_only: Option<bool>,
     pub bisected: Option<Bisected>,
+    /// For a stale trip count: the loop, as ScalarEvolution's verifier printed it.
+    pub stale_loop: Option<StaleLoop>,
 }
 
 /// The pass run after which an optimizer failure first shows under the reproducer's
@@ -225,11 +228,17 @@ fn uses_remain_note(bug: &BugRow) -> &'static str {
 fn stale_analysis_note(bug: &BugRow, findings: &Findings) -> String {
     let Some(analysis) = crate::oracle::stale_analysis(&bug.signature) else { return String::new() };
     let loops = if analysis == "ScalarEvolution" {
-        " A stale trip count matters only for a loop that exits: ScalarEvolution's verifier \
-         compares trip counts even of loops that never do, and LLVM's maintainers have closed \
-         such reports as false positives. Not checked here: whether this loop can run forever."
+        format!(
+            " A stale trip count matters only for a loop that exits: ScalarEvolution's verifier \
+             compares trip counts even of loops that never do, and LLVM's maintainers have closed \
+             such reports as false positives. {}",
+            findings
+                .stale_loop
+                .as_ref()
+                .map_or_else(|| "Not checked here: whether this loop can run forever.".to_string(), StaleLoop::text)
+        )
     } else {
-        ""
+        String::new()
     };
     format!(
         "The only evidence is an analysis check: after `{}`, the {analysis} it declared \

@@ -20,6 +20,7 @@ mod preflight;
 mod reduce_ir;
 mod report;
 mod seeds;
+mod stale_loop;
 mod stats;
 pub mod store;
 mod suspects;
