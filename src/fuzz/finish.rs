@@ -10,7 +10,7 @@ use anyhow::{Context as _, Result};
 
 use super::bugs::reduce_while_failing;
 use super::fires::{fires_on_each, FiresOn, Reproducer};
-use super::interesting::{Baseline, Interesting};
+use super::interesting::{Baseline, Interesting, FILLS};
 use super::issue::{issue_text, lead_readme_with, outside_production, readme_section, Bisected, Findings};
 use super::reduce_ir::{llvm_reduce_for, reduce_ir, IrReduction};
 use super::stale_loop::StaleLoop;
@@ -19,9 +19,9 @@ use super::suspects::localize;
 use super::Campaign;
 use crate::oracle::pass_runs::{first_failing_run, LimitedRun};
 use crate::oracle::{Failure, FailureKind, Oracle};
-use crate::program::{Subject, SubjectSpec};
+use crate::program::{reference_execution_filled, Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
-use crate::sandbox::{JobSpec, Llvm};
+use crate::sandbox::{ExecMode, JobSpec, Llvm};
 use crate::seq::{render_with, Sequence};
 
 /// Finish every bug whose folder lacks a step (all of them after an interruption).
@@ -54,7 +54,11 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
         findings.fires_on = Some(fires_on(c, bug, kind, &file, findings.pipeline(bug), findings.culprit(bug)));
         findings.write(&folder)?;
     }
-    if findings.bisected.is_none() && matches!(kind, FailureKind::Crash | FailureKind::Fatal | FailureKind::InvalidIr) {
+    // Not hangs (each attempt would wait for the timeout) nor code generation (the limit
+    // counts its passes too).
+    let bisectable =
+        matches!(kind, FailureKind::Crash | FailureKind::Fatal | FailureKind::InvalidIr | FailureKind::WrongCode);
+    if findings.bisected.is_none() && bisectable {
         c.stats.tick(&c.dir, &c.store, c.started, "bisecting its pass runs")?;
         let file = folder.join(findings.reproducer(&program));
         let bisected = bisect(c, bug, kind, &file, findings.pipeline(bug), findings.culprit(bug));
@@ -132,7 +136,7 @@ fn shorter_pipeline(
 }
 
 /// The optimizer failure of `file` under `pipeline` bisected over its pass runs, as
-/// `-opt-bisect-limit` would be (no execution: only failures of the optimizer).
+/// `-opt-bisect-limit` would be (wrong code by executing each limited run).
 fn bisect(
     c: &Campaign,
     bug: &BugRow,
@@ -142,10 +146,24 @@ fn bisect(
     culprit: &str,
 ) -> Result<Bisected> {
     let mut subject = reproducer_subject(c, bug, file)?;
-    let mut oracle = Oracle::of(Failure { kind, signature: bug.signature.clone() }, None);
+    // Wrong code shows in what the program does: each limited run executes it, with its
+    // fresh memory filled as the unoptimized reference's was.
+    let fill = (kind == FailureKind::WrongCode).then_some(FILLS[0]);
+    let reference = match fill {
+        Some(fill) => Some(reference_execution_filled(&mut subject.pool, &mut subject.module, Some(fill))?),
+        None => None,
+    };
+    let exec = if fill.is_some() { ExecMode::Always } else { ExecMode::Never };
+    let mut oracle = Oracle::of(Failure { kind, signature: bug.signature.clone() }, reference);
     oracle.crash_in = Some(culprit.to_string());
     let attempt = |limit: u32| -> Result<LimitedRun> {
-        let job = JobSpec { pass_runs: Some(limit), verify_each: c.config.verify_each, ..JobSpec::optimize(pipeline) };
+        let job = JobSpec {
+            pass_runs: Some(limit),
+            verify_each: c.config.verify_each,
+            exec,
+            fill_memory: fill,
+            ..JobSpec::optimize(pipeline)
+        };
         let run = subject.pool.run_one(&mut subject.module, &job)?;
         LimitedRun::judged(run, &oracle, pipeline)
     };

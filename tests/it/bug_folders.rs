@@ -220,8 +220,22 @@ fn a_wrong_code_bugs_reduced_program_still_differs_under_lli_and_keeps_its_unopt
     assert_eq!(command.len(), 3, "{command:?}");
     assert!(sh(&folder, &command[0]).status.success(), "{command:?}");
     assert_ne!(lli("optimized.bc"), lli("reduced.ll"), "the reduced program no longer shows the bug");
+    // The pass run after which the output first differs, as plain opt's -opt-bisect-limit
+    // counts them: with that limit lli prints something else, with one less (when that
+    // still runs a pass) what the unoptimized program prints.
+    let limit = o["bisected"]["limit"].as_u64().unwrap_or_else(|| panic!("{o}"));
+    assert_eq!(o["bisected"]["pass"], "slp-vectorizer", "{o}");
+    let printed_at = |n: u64| {
+        assert!(sh(&folder, &format!("{} -opt-bisect-limit={n}", command[0])).status.success());
+        lli("optimized.bc")
+    };
+    assert_ne!(printed_at(limit), lli("reduced.ll"), "{}", o["bisected"]);
+    if limit > 1 {
+        assert_eq!(printed_at(limit - 1), lli("reduced.ll"), "{}", o["bisected"]);
+    }
     let issue = std::fs::read_to_string(folder.join("ISSUE.md")).unwrap();
     assert!(issue.contains("miscompile: output differs"), "{issue}");
+    assert!(issue.contains(&format!("`-opt-bisect-limit={limit}` added")), "{issue}");
     assert!(issue.contains(&lli("reduced.ll")), "{issue}");
 }
 
