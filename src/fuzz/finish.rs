@@ -65,6 +65,13 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
         findings.bisected = Some(bisected.unwrap_or_else(|e| Bisected::unnamed(format!("{e:#}"))));
         findings.write(&folder)?;
     }
+    if findings.unoptimized.is_none() && kind == FailureKind::WrongCode {
+        let file = folder.join(findings.reproducer(&program));
+        let unoptimized = reproducer_subject(c, bug, &file).and_then(|mut s| Baseline::of(&mut s.pool, &mut s.module));
+        // Left unrecorded on failure (the report says so); a resumed campaign tries again.
+        findings.unoptimized = unoptimized.ok();
+        findings.write(&folder)?;
+    }
     if findings.stale_loop.is_none() && crate::oracle::stale_analysis(&bug.signature) == Some("ScalarEvolution") {
         let file = folder.join(findings.reproducer(&program));
         let stale = stale_loop(c, bug, &file, findings.pipeline(bug));

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::bugs::{opt_commands, tools};
 use super::fires::{fires_line, FiresOn};
+use super::interesting::{Baseline, FILLS};
 use super::reduce_ir::IrReduction;
 use super::stale_loop::StaleLoop;
 use super::store::BugRow;
@@ -31,6 +32,9 @@ pub struct Findings {
     pub bisected: Option<Bisected>,
     /// For a stale trip count: the loop, as ScalarEvolution's verifier printed it.
     pub stale_loop: Option<StaleLoop>,
+    /// For wrong code: the reproducer run unoptimized, under the checks for undefined
+    /// behaviour ctos has.
+    pub unoptimized: Option<Baseline>,
 }
 
 /// The pass run after which an optimizer failure first shows under the reproducer's
@@ -312,6 +316,9 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
         text.push_str(&format!("`{file}` ({lines} lines) is attached.\n\n"));
     }
     text.push_str(&expected_vs_actual(c, kind, bug, findings));
+    if kind == FailureKind::WrongCode {
+        text.push_str(&undefined_behaviour_checked(findings, &file));
+    }
     text.push_str(&stale_analysis_note(bug, findings));
     text.push_str(uses_remain_note(bug));
     if let Some(all) = &findings.fires_on {
@@ -334,6 +341,42 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
         text.push('\n');
     }
     text.push_str(&production_note(c, findings.pipeline(bug)));
+    text
+}
+
+/// What was checked to rule out undefined behaviour of the wrong-code reproducer `file`,
+/// and what was not: a miscompilation report rests on the input being defined.
+fn undefined_behaviour_checked(findings: &Findings, file: &str) -> String {
+    let mut text = String::from(
+        "## Undefined behaviour: what was checked
+
+",
+    );
+    let Some(b) = &findings.unoptimized else {
+        text.push_str(
+            "Nothing: the unoptimized reproducer's checks were not recorded.
+
+",
+        );
+        return text;
+    };
+    let [first, second] = FILLS;
+    text.push_str(&format!(
+        "`{file}` runs without input (its `main`). Unoptimized, {} whether the memory it gets fresh (its \
+         stack and heap blocks) holds {first:#04x} or {second:#04x} bytes, so {}. It has {} `undef` or \
+         `poison` operands, and LLVM's `lint` pass reports {} findings of undefined behaviour in it. The \
+         campaign reports a program only when most of its pipelines agree with the unoptimized output. \
+         Not checked: poison-generating flags (`nsw`, `nuw`, `exact`, …) and out-of-bounds accesses on \
+         the path it runs, beyond what `lint` and the fills show.\n\n",
+        if b.fill_stable { "it prints the same" } else { "it does not print the same" },
+        if b.fill_stable {
+            "it reads no memory it never wrote, as far as two fills show"
+        } else {
+            "it reads memory it never wrote, and an optimizer may make it print anything"
+        },
+        b.undefined_values,
+        b.lint_findings,
+    ));
     text
 }
 

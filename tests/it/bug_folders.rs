@@ -236,6 +236,13 @@ fn a_wrong_code_bugs_reduced_program_still_differs_under_lli_and_keeps_its_unopt
     let issue = std::fs::read_to_string(folder.join("ISSUE.md")).unwrap();
     assert!(issue.contains("miscompile: output differs"), "{issue}");
     assert!(issue.contains(&format!("`-opt-bisect-limit={limit}` added")), "{issue}");
+    // What was checked to rule out undefined behaviour, as recorded for the reproducer.
+    let unoptimized = &o["unoptimized"];
+    assert_eq!(unoptimized["fill_stable"], true, "{o}");
+    let checked = issue.split("## Undefined behaviour: what was checked").nth(1).unwrap_or_else(|| panic!("{issue}"));
+    assert!(checked.contains("Unoptimized, it prints the same whether"), "{issue}");
+    let lint = format!("`lint` pass reports {} findings", unoptimized["lint_findings"]);
+    assert!(checked.contains(&lint) && checked.contains("Not checked: "), "{issue}");
     assert!(issue.contains(&lli("reduced.ll")), "{issue}");
 }
 
