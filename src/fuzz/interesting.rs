@@ -37,8 +37,11 @@ pub struct Interesting {
     pub keep_smallest: Option<PathBuf>,
 }
 
-/// What an IR program did before reduction, which a wrong-code candidate must keep:
-/// reduction must not invent the undefined behaviour that then looks like a miscompile.
+/// What an IR program did before reduction, which a wrong-code candidate must keep as far
+/// as undefined behaviour goes: reduction must not invent the undefined behaviour that
+/// then looks like a miscompile. Its output may change (C-Reduce's wrong-code tests allow
+/// that too): a candidate is a miscompilation when its own optimized and unoptimized
+/// outputs differ, and asking for the original's output would leave few candidates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Baseline {
     /// The unoptimized program's ending and output (its fresh memory filled with
@@ -57,6 +60,9 @@ pub struct Baseline {
     /// What LLVM's `lint` pass calls undefined behaviour in it (null or undef pointers,
     /// division by zero, out-of-bounds constant offsets, oversized shifts, …).
     pub lint_findings: usize,
+    /// The types of `main` and of each function it declares (see [`interface`]).
+    #[serde(default)]
+    pub interface: Vec<String>,
 }
 
 /// The bytes fresh stack and heap memory is filled with in the two unoptimized runs.
@@ -79,6 +85,7 @@ impl Baseline {
             stdout: first.stdout,
             undefined_values: undefined_values(&module.ir_text()),
             lint_findings: lint_findings(pool, module)?,
+            interface: interface(&module.ir_text()),
         })
     }
 
@@ -88,15 +95,40 @@ impl Baseline {
         Duration::from_secs_f64((self.millis / 100.0).max(1.0)).min(at_most)
     }
 
-    /// Whether `candidate`'s baseline shows nothing this one did not: the same
-    /// behaviour, no new dependence on unwritten memory, no more undefined values or lint.
+    /// Whether `candidate`'s baseline shows nothing this one did not: it ends alike (its
+    /// output may differ), no new dependence on unwritten memory, no more undefined values
+    /// or lint.
     fn kept_by(&self, candidate: &Baseline) -> bool {
         candidate.status == self.status
-            && candidate.stdout == self.stdout
             && (candidate.fill_stable || !self.fill_stable)
             && candidate.undefined_values <= self.undefined_values
             && candidate.lint_findings <= self.lint_findings
+            && candidate.interface.iter().all(|f| self.interface.contains(f))
     }
+}
+
+/// `main`'s type and those of the functions the module declares, as `i32 @printf(ptr,...)`
+/// (parameter attributes and names left out). A reduced program whose `main` takes other
+/// arguments than the original's reads whatever the runtime passes (llvm-reduce's
+/// operands-to-args makes values arguments), and one that calls `printf` declared with
+/// other parameters passes what happens to be in registers: output that differs between
+/// two compilations without any miscompilation.
+pub fn interface(ir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in ir.lines() {
+        let declared = line.starts_with("declare ");
+        if !declared && !(line.starts_with("define ") && line.contains(" @main(")) {
+            continue;
+        }
+        let Some((head, rest)) = line.split_once(" @") else { continue };
+        let Some((name, params)) = rest.split_once('(') else { continue };
+        let params = params.rsplit_once(')').map_or(params, |(p, _)| p);
+        let types: Vec<&str> = params.split(',').filter_map(|p| p.split_whitespace().next()).collect();
+        let returns = head.split_whitespace().last().unwrap_or("");
+        out.push(format!("{returns} @{name}({})", types.join(",")));
+    }
+    out.sort();
+    out
 }
 
 /// `undef` and `poison` as operands in printed IR (not inside names or strings).
@@ -308,7 +340,31 @@ pub(super) fn run_bounded(mut command: Command, name: &str, log: &Path, budget: 
 
 #[cfg(test)]
 mod tests {
-    use super::undefined_values;
+    use super::*;
+
+    #[test]
+    fn a_candidate_keeps_mains_type_and_every_declaration_it_calls_as_the_original_had_them() {
+        let original = "define dso_local i32 @main() #0 {\ndeclare i32 @printf(ptr noundef, ...) #1\n\
+                        define internal void @f(i16 %x) {\n";
+        assert_eq!(interface(original), ["i32 @main()", "i32 @printf(ptr,...)"]);
+        // llvm-reduce made values arguments of main, and stripped printf's parameters.
+        let reduced = "define i32 @main(ptr %p, ptr %s) {\ndeclare i32 @printf(...)\n";
+        assert_eq!(interface(reduced), ["i32 @main(ptr,ptr)", "i32 @printf(...)"]);
+        let base = |ir: &str| Baseline {
+            status: ExecStatus::Exited(0),
+            stdout: String::new(),
+            fill_stable: true,
+            millis: 1.0,
+            undefined_values: 0,
+            lint_findings: 0,
+            interface: interface(ir),
+        };
+        let kept = |ir: &str| base(original).kept_by(&base(ir));
+        assert!(!kept(reduced));
+        // Dropping a declaration or attributes is no change of type.
+        assert!(kept("define i32 @main() {\n"));
+        assert!(kept("define i32 @main() {\ndeclare i32 @printf(ptr, ...)\n"));
+    }
 
     #[test]
     fn undefined_values_counts_operands_not_names() {

@@ -198,6 +198,7 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
     }
     text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, bug, findings.pipeline(bug), &file)));
     text.push_str(&findings.bisected.as_ref().map(Bisected::text).unwrap_or_default());
+    text.push_str(&another_culprit_note(bug, findings));
     text.push_str(&stale_analysis_note(bug, findings));
     text.push_str(uses_remain_note(bug));
     if let Some(all) = &findings.fires_on {
@@ -214,6 +215,22 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
     }
     text.push_str("`ISSUE.md` drafts the report for LLVM's tracker.\n\n");
     text
+}
+
+/// When the reproducer's failure first shows after another pass than the culprit the
+/// campaign's run blamed: reduction kept a failure, perhaps not the same one (a reduced
+/// wrong-code program may print anything, so long as optimized and unoptimized differ).
+fn another_culprit_note(bug: &BugRow, findings: &Findings) -> String {
+    let Some(pass) = findings.bisected.as_ref().and_then(|b| b.pass.as_deref()) else { return String::new() };
+    let culprit = findings.culprit(bug);
+    if culprit.split('<').next() == Some(pass) {
+        return String::new();
+    }
+    format!(
+        "The culprit above is `{culprit}`, the last pass of the sequence the campaign's run blamed; on \
+         the reproducer the failure first shows after `{pass}`: it may be another bug than the one the \
+         campaign found.\n\n"
+    )
 }
 
 /// A failure of ctos's check of destroyed values: plain release `opt` does not make it.
@@ -310,6 +327,7 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
     );
     text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, bug, findings.pipeline(bug), &file)));
     text.push_str(&findings.bisected.as_ref().map(Bisected::text).unwrap_or_default());
+    text.push_str(&another_culprit_note(bug, findings));
     if (1..=INLINE_LINES).contains(&lines) {
         text.push_str(&format!("`{file}` ({lines} lines):\n\n```llvm\n{}\n```\n\n", ir.trim_end()));
     } else {
@@ -504,6 +522,18 @@ mod tests {
         assert!(stale_analysis_note(&fatal, &findings).contains("the DominatorTree it declared"));
         fatal.signature = "SIGSEGV in llvm::LICMPass::run".into();
         assert_eq!(stale_analysis_note(&fatal, &findings), "");
+    }
+
+    #[test]
+    fn a_reproducer_that_first_fails_after_another_pass_says_so() {
+        let bug = bug("slp-vectorizer");
+        let mut findings = Findings::default();
+        findings.bisected = Some(Bisected { limit: Some(3), pass: Some("slp-vectorizer".into()), note: None });
+        assert_eq!(another_culprit_note(&bug, &findings), "");
+        findings.bisected = Some(Bisected { limit: Some(2), pass: Some("instcombine".into()), note: None });
+        let note = another_culprit_note(&bug, &findings);
+        assert!(note.contains("first shows after `instcombine`") && note.contains("another bug"), "{note}");
+        assert_eq!(another_culprit_note(&bug, &Findings::default()), "");
     }
 
     #[test]
