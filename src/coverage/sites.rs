@@ -54,7 +54,7 @@ impl Sites {
             if !keep(i as u32) {
                 continue;
             }
-            let mut own = f & !FOLLOWS | u8::from(runs_in) * FOLLOWS;
+            let mut own = (f & !FOLLOWS) | (u8::from(runs_in) * FOLLOWS);
             let end = self.addrs[i] + 5;
             let covers_a_target = (i + 1..self.len())
                 .take_while(|&j| self.addrs[j] < end)
@@ -127,7 +127,7 @@ pub(super) fn sites_of<'a>(
             let n = attribution.functions.len();
             let flags = attribution.functions.iter().map(|f| {
                 let room = f.size >= 5 || code(f).is_some_and(|code| f.size + padding_in(code, f.size) >= 5);
-                u8::from(room) * MAY_PATCH | TARGET
+                (u8::from(room) * MAY_PATCH) | TARGET
             });
             (attribution.functions.iter().map(|f| f.addr).collect(), (0..n as u32).collect(), flags.collect())
         }
@@ -239,10 +239,10 @@ fn block_leaders<'a>(
             addrs.push(leader);
             function.push(fi as u32);
             flags.push(
-                u8::from(leader + 5 <= room_end) * MAY_PATCH
-                    | u8::from(runs_in) * FOLLOWS
-                    | u8::from(falls_in) * FALLS_IN
-                    | u8::from(target) * TARGET
+                (u8::from(leader + 5 <= room_end) * MAY_PATCH)
+                    | (u8::from(runs_in) * FOLLOWS)
+                    | (u8::from(falls_in) * FALLS_IN)
+                    | (u8::from(target) * TARGET)
                     | starts_after,
             );
         }

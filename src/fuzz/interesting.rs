@@ -116,8 +116,8 @@ impl Baseline {
 pub fn interface(ir: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in ir.lines() {
-        let declared = line.starts_with("declare ");
-        if !declared && !(line.starts_with("define ") && line.contains(" @main(")) {
+        let main = line.starts_with("define ") && line.contains(" @main(");
+        if !(line.starts_with("declare ") || main) {
             continue;
         }
         let Some((head, rest)) = line.split_once(" @") else { continue };

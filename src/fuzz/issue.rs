@@ -527,8 +527,8 @@ mod tests {
     #[test]
     fn a_reproducer_that_first_fails_after_another_pass_says_so() {
         let bug = bug("slp-vectorizer");
-        let mut findings = Findings::default();
-        findings.bisected = Some(Bisected { limit: Some(3), pass: Some("slp-vectorizer".into()), note: None });
+        let bisected = Bisected { limit: Some(3), pass: Some("slp-vectorizer".into()), note: None };
+        let mut findings = Findings { bisected: Some(bisected), ..Findings::default() };
         assert_eq!(another_culprit_note(&bug, &findings), "");
         findings.bisected = Some(Bisected { limit: Some(2), pass: Some("instcombine".into()), note: None });
         let note = another_culprit_note(&bug, &findings);

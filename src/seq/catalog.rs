@@ -259,7 +259,7 @@ mod malformed_tests {
     #[test]
     fn a_malformed_pass_list_from_an_opt_is_an_error_that_names_the_line() {
         for tsv in ["sroa\tpass\tfunction\n", "sroa\tpass\tfunction,x\t-\n"] {
-            let err = Catalog::from_tables(23, tsv, "", "").err().expect("an error, not a catalog");
+            let err = Catalog::from_tables(23, tsv, "", "").expect_err("an error, not a catalog");
             assert!(err.contains("malformed") && err.contains("sroa"), "{err}");
         }
         assert!(Catalog::from_tables(23, "sroa\tpass\tfunction\t-\n", "", "").is_ok());
