@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::common;
 use common::ctos;
@@ -228,7 +228,11 @@ fn a_wrong_code_bug_in_a_csmith_program_reduces_to_under_100_lines_that_opt_and_
     let o = outcome(&folder);
     assert_eq!(o["kind"], "wrong-code");
     let reduced = &o["reduced_ir"];
-    assert_eq!((&reduced["file"], &reduced["finished"]), (&json!("reduced.ll"), &json!(true)), "{o}");
+    assert_eq!(
+        (&reduced["file"], &reduced["finished"]),
+        (&serde_json::json!("reduced.ll"), &serde_json::json!(true)),
+        "{o}"
+    );
     assert!(reduced["lines_before"].as_u64().unwrap() > 2000, "{reduced}");
     let lines = std::fs::read_to_string(folder.join("reduced.ll")).unwrap().lines().count();
     assert!(lines < 100, "{lines} lines");
@@ -260,7 +264,7 @@ fn a_wrong_code_bug_in_a_csmith_program_reduces_to_under_100_lines_that_opt_and_
     // What was checked to rule out undefined behaviour, as recorded for the reproducer.
     let unoptimized = &o["unoptimized"];
     assert_eq!(unoptimized["fill_stable"], true, "{o}");
-    assert!(unoptimized["interface"].as_array().unwrap().contains(&json!("i32 @main()")), "{o}");
+    assert!(unoptimized["interface"].as_array().unwrap().contains(&serde_json::json!("i32 @main()")), "{o}");
     // Still the miscompilation the campaign found: the same culprit.
     assert!(!issue.contains("it may be another bug"), "{issue}");
     let checked = issue.split("## Undefined behaviour: what was checked").nth(1).unwrap_or_else(|| panic!("{issue}"));
