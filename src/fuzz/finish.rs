@@ -48,9 +48,10 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
         findings.reduced_ir = Some(reduce_program_ir(c, bug, kind, &folder, &program));
         findings.write(&folder)?;
     }
+    // What every step below runs: the reduced program once the reduction has run.
+    let file = folder.join(findings.reproducer(&program));
     if findings.fires_on.is_none() {
         c.stats.tick(&c.dir, &c.store, c.started, "re-running the bug on each LLVM")?;
-        let file = folder.join(findings.reproducer(&program));
         findings.fires_on = Some(fires_on(c, bug, kind, &file, findings.pipeline(bug), findings.culprit(bug)));
         findings.write(&folder)?;
     }
@@ -60,20 +61,17 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
         matches!(kind, FailureKind::Crash | FailureKind::Fatal | FailureKind::InvalidIr | FailureKind::WrongCode);
     if findings.bisected.is_none() && bisectable {
         c.stats.tick(&c.dir, &c.store, c.started, "bisecting its pass runs")?;
-        let file = folder.join(findings.reproducer(&program));
         let bisected = bisect(c, bug, kind, &file, findings.pipeline(bug), findings.culprit(bug));
         findings.bisected = Some(bisected.unwrap_or_else(|e| Bisected::unnamed(format!("{e:#}"))));
         findings.write(&folder)?;
     }
     if findings.unoptimized.is_none() && kind == FailureKind::WrongCode {
-        let file = folder.join(findings.reproducer(&program));
         let unoptimized = reproducer_subject(c, bug, &file).and_then(|mut s| Baseline::of(&mut s.pool, &mut s.module));
         // Left unrecorded on failure (the report says so); a resumed campaign tries again.
         findings.unoptimized = unoptimized.ok();
         findings.write(&folder)?;
     }
     if findings.stale_loop.is_none() && crate::oracle::stale_analysis(&bug.signature) == Some("ScalarEvolution") {
-        let file = folder.join(findings.reproducer(&program));
         let stale = stale_loop(c, bug, &file, findings.pipeline(bug));
         findings.stale_loop = Some(stale.unwrap_or_else(|e| StaleLoop::unread(format!("{e:#}"))));
         findings.write(&folder)?;

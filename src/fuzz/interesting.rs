@@ -78,14 +78,15 @@ impl Baseline {
     /// The baseline of `module`, whose run with [`FILLS`]`[0]` was `first`.
     fn after(pool: &mut Pool, module: &mut IrModule, first: Execution) -> Result<Baseline> {
         let second = reference_execution_filled(pool, module, Some(FILLS[1]))?;
+        let ir = module.ir_text();
         Ok(Baseline {
             fill_stable: first.status == second.status && first.stdout == second.stdout,
             millis: first.millis.max(second.millis),
             status: first.status,
             stdout: first.stdout,
-            undefined_values: undefined_values(&module.ir_text()),
+            undefined_values: undefined_values(&ir),
             lint_findings: lint_findings(pool, module)?,
-            interface: interface(&module.ir_text()),
+            interface: interface(&ir),
         })
     }
 
