@@ -105,6 +105,7 @@ fn main() {
 fn compile_shim(major: u32) {
     println!("cargo:rerun-if-changed=src/llvm/shim.cpp");
     println!("cargo:rerun-if-changed=src/llvm/pipeline.h");
+    println!("cargo:rerun-if-changed=src/llvm/ub_checks.cpp");
     cc::Build::new()
         .cpp(true)
         .compiler(format!("/usr/lib/llvm-{major}/bin/clang++"))
@@ -117,6 +118,7 @@ fn compile_shim(major: u32) {
         .define("__STDC_FORMAT_MACROS", None)
         .define("__STDC_LIMIT_MACROS", None)
         .file("src/llvm/shim.cpp")
+        .file("src/llvm/ub_checks.cpp")
         .compile("ctos_llvm_shim");
     // The shim's check of values destroyed while still used (see there). Every call of the
     // destructor from another member of the archives goes through it; the complete-object

@@ -405,6 +405,10 @@ fn with_handoff(
 /// an external opt: what that opt read, as its own clang made it (the linked LLVM's text
 /// may be too new for an older opt).
 fn program_file(c: &Campaign, l: &Loaded, dir: &std::path::Path) -> Result<&'static str> {
+    let driver = super::pairs::driver_path(c, &l.program);
+    if driver.is_file() {
+        std::fs::copy(&driver, dir.join(DRIVER))?;
+    }
     Ok(match &c.llvm {
         Llvm::External(_) => {
             let name = if l.program.ir.ends_with(".ll") { "program.ll" } else { "program.bc" };
@@ -418,11 +422,15 @@ fn program_file(c: &Campaign, l: &Loaded, dir: &std::path::Path) -> Result<&'sta
     })
 }
 
+/// A bug folder's generated driver (see [`crate::program::driver`]), if its program had none.
+pub(super) const DRIVER: &str = "driver.ll";
+
 /// The LLVM under test's tools as a bug folder's commands name them (Debian's of the
 /// linked version, or the --opt and its neighbours) and its version.
 pub(super) struct Tools {
     pub opt: String,
     pub lli: String,
+    pub link: String,
     pub version: String,
 }
 
@@ -430,13 +438,20 @@ pub(super) fn tools(c: &Campaign) -> Tools {
     let version = c.llvm.version();
     match &c.llvm {
         Llvm::External(o) => {
-            let lli = o.bin_dir().join("lli");
-            let lli = if lli.is_file() { shell_quote(&lli.display().to_string()) } else { "lli".to_string() };
-            Tools { opt: shell_quote(&o.opt.display().to_string()), lli, version }
+            let beside = |tool: &str| {
+                let path = o.bin_dir().join(tool);
+                if path.is_file() { shell_quote(&path.display().to_string()) } else { tool.to_string() }
+            };
+            Tools { opt: shell_quote(&o.opt.display().to_string()), lli: beside("lli"), link: beside("llvm-link"), version }
         }
         Llvm::Linked => {
             let major = c.llvm.major();
-            Tools { opt: format!("opt-{major}"), lli: format!("lli-{major}"), version }
+            Tools {
+                opt: format!("opt-{major}"),
+                lli: format!("lli-{major}"),
+                link: format!("llvm-link-{major}"),
+                version,
+            }
         }
     }
 }
@@ -444,7 +459,7 @@ pub(super) fn tools(c: &Campaign) -> Tools {
 /// The shell lines that show `bug`'s kind of failure with plain `opt` (and `lli` for wrong
 /// code) running `pipeline` on `program`, as the campaign ran LLVM.
 pub(super) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: &str) -> String {
-    let Tools { opt, lli, .. } = tools(c);
+    let Tools { opt, lli, link, .. } = tools(c);
     let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
     let args: String =
         c.config.llvm_args.iter().chain(&own_options(c, bug)).map(|a| format!(" {}", shell_quote(a))).collect();
@@ -454,7 +469,14 @@ pub(super) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: 
     let scev = kind == FailureKind::Crash && bug.signature.contains(crate::oracle::SCEV_CHECK_FRAME);
     let pipeline = if scev { format!("{pipeline},function(verify<scalar-evolution>)") } else { pipeline.to_string() };
     let pipeline = shell_quote(&pipeline);
-    if kind == FailureKind::WrongCode {
+    let driver = c.store.program(bug.program).is_ok_and(|p| super::pairs::driver_path(c, &p).is_file());
+    if kind == FailureKind::WrongCode && driver {
+        format!(
+            "{opt} -passes={pipeline}{args} {program} -o optimized.bc\n\
+             {link} optimized.bc {DRIVER} -o optimized-run.bc && {lli} optimized-run.bc   # differs from:\n\
+             {link} {program} {DRIVER} -o unoptimized-run.bc && {lli} unoptimized-run.bc\n"
+        )
+    } else if kind == FailureKind::WrongCode {
         format!("{opt} -passes={pipeline}{args} {program} -o optimized.bc\n{lli} optimized.bc   # differs from:\n{lli} {program}\n")
     } else {
         let verify = if c.config.verify_each == VerifyEach::Off { "" } else { " -verify-each" };
@@ -504,7 +526,12 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &s
     }
     text.push_str("## Reproduce\n\nWith opt:\n\n```sh\n");
     text.push_str(&opt_commands(c, bug, &bug.reduced, program));
-    let exec = if failure.kind == FailureKind::WrongCode { " --exec" } else { "" };
+    let driver = c.store.program(bug.program).ok().filter(|p| super::pairs::driver_path(c, p).is_file());
+    let exec = match (failure.kind == FailureKind::WrongCode, driver) {
+        (true, Some(_)) => format!(" --exec --driver {DRIVER}"),
+        (true, None) => " --exec".to_string(),
+        (false, _) => String::new(),
+    };
     let ctos_verify = match c.config.verify_each {
         VerifyEach::Off => "",
         VerifyEach::Changed | VerifyEach::ChangedEachUnit => " --verify-each",

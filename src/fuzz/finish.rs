@@ -98,6 +98,18 @@ fn reduce_program_ir(c: &Campaign, bug: &BugRow, kind: FailureKind, folder: &Pat
     let path = folder.join(program);
     let out = folder.join("reduced.ll");
     let budget = Duration::from_secs_f64(c.config.reduce_ir_seconds);
+    if kind == FailureKind::WrongCode && folder.join(super::bugs::DRIVER).is_file() {
+        // A candidate would need the generated driver's undefined-behaviour checks run on
+        // it, and `ctos interesting` does not run them yet.
+        return IrReduction::not_reduced(
+            &path,
+            0.0,
+            false,
+            "wrong code shown by a generated driver is not reduced yet: the interestingness test does not \
+             run the driver's undefined-behaviour checks"
+                .to_string(),
+        );
+    }
     let reduction = llvm_reduce_for(&c.llvm).and_then(|tool| {
         let check = interesting(c, bug, kind, &path)?;
         let mut reduction = reduce_ir(&tool, &path, &out, &check, budget, c.jobs)?;
@@ -190,7 +202,8 @@ fn stale_loop(c: &Campaign, bug: &BugRow, file: &Path, pipeline: &str) -> Result
 
 /// `file` loaded with the bug's options on the campaign's LLVM, with one child.
 fn reproducer_subject(c: &Campaign, bug: &BugRow, file: &Path) -> Result<Subject> {
-    let spec = SubjectSpec::new(file, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+    let mut spec = SubjectSpec::new(file, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+    spec.driver = Some(file.with_file_name(super::bugs::DRIVER)).filter(|d| d.is_file());
     Subject::load(&spec, 1, c.config.limits())
 }
 

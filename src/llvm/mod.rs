@@ -8,6 +8,7 @@ mod frontend;
 mod module;
 mod mutation;
 mod process;
+mod ub;
 
 use std::sync::Once;
 

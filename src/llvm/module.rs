@@ -384,8 +384,13 @@ impl IrModule {
     pub fn set_driver(&mut self, path: &Path) -> Result<(), LoadError> {
         let name = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|source| LoadError::Read { path: name.clone(), source })?;
+        self.set_driver_bytes(&bytes, &name)
+    }
+
+    /// [`IrModule::set_driver`] from IR text or bitcode in memory.
+    pub fn set_driver_bytes(&mut self, bytes: &[u8], name: &str) -> Result<(), LoadError> {
         let ctx: &'static Context = unsafe { &*(self.context.as_ref() as *const Context) };
-        let driver = parse_in(ctx, &bytes, &name)?;
+        let driver = parse_in(ctx, bytes, name)?;
         driver.set_triple(&self.module.get_triple());
         driver.set_data_layout(&self.module.get_data_layout());
         self.driver = Some(ManuallyDrop::new(driver));
@@ -396,6 +401,10 @@ impl IrModule {
 
     pub(super) fn module(&self) -> &Module<'static> {
         &self.module
+    }
+
+    pub(super) fn target(&self) -> &TargetSpec {
+        &self.target
     }
 
     pub fn has_driver(&self) -> bool {

@@ -6,6 +6,7 @@
 //! Both run many external processes at once without threads, because callers fork later.
 
 mod children;
+pub mod driver;
 mod generate;
 mod screen;
 mod stress;

@@ -280,3 +280,43 @@ fn a_seeds_campaign_runs_each_seeds_own_pipeline_under_its_options() {
         assert!(m.origin["pipelines"][0].as_str().unwrap().contains("loop-vectorize"), "{}", m.origin);
     }
 }
+
+/// Dev bug 121584's function alone, as a lit test without a driver (LLVM 19): the
+/// campaign generates a driver for it, finds the miscompilation by running the function on
+/// the driver's inputs, and the bug folder carries the driver, whose README commands show
+/// the difference with plain opt, llvm-link and lli.
+#[cfg(feature = "llvm19")]
+#[test]
+fn a_seed_without_main_is_run_by_a_generated_driver_that_shows_its_wrong_code_with_plain_tools() {
+    let work = tempfile::tempdir().unwrap();
+    let seeds = work.path().join("seeds");
+    std::fs::create_dir(&seeds).unwrap();
+    let function = std::fs::read_to_string(common::bug("121584", "repro.ll")).unwrap();
+    std::fs::write(seeds.join("srem.ll"), format!("; RUN: opt -passes=instcombine -S < %s\n{function}")).unwrap();
+    let out = work.path().join("camp");
+    let extra = ["--seeds", seeds.to_str().unwrap(), "--generator", "seeds"];
+    let (code, _, stderr) = campaign(&out, "sroa\n", &extra);
+    assert_eq!(code, 0, "{stderr}");
+    let program = programs(&out).into_iter().find(|p| p.origin["file"].as_str().is_some_and(|f| f.ends_with("srem.ll")));
+    assert!(program.expect("the seed").reference.is_some(), "the seed was not executed");
+    let folders: Vec<_> = std::fs::read_dir(out.join("bugs")).unwrap().map(|e| e.unwrap().path()).collect();
+    let folder = folders.iter().find(|f| f.join("driver.ll").is_file()).expect("a bug folder with the driver");
+    let outcome: Value = serde_json::from_str(&std::fs::read_to_string(folder.join("outcome.json")).unwrap()).unwrap();
+    assert_eq!(outcome["kind"], "wrong-code", "{outcome}");
+    assert_eq!(outcome["pass"], "instcombine", "{outcome}");
+    let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+    let commands: Vec<&str> = readme.lines().filter(|l| l.starts_with("opt-19 ") || l.starts_with("llvm-link-19 ")).collect();
+    // The reproducer's three lines (the README shows them twice: first, and under "Reproduce").
+    assert!(commands.len() >= 3, "{readme}");
+    assert_eq!(commands[3..], commands[..commands.len() - 3], "{readme}");
+    let run = |line: &str| {
+        let line = line.split("   #").next().unwrap();
+        let out = Command::new("bash").arg("-c").arg(line).current_dir(folder).output().unwrap();
+        assert!(out.status.success(), "{line}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(commands[0]);
+    let (optimized, unoptimized) = (run(commands[1]), run(commands[2]));
+    assert_ne!(optimized, unoptimized);
+    assert!(unoptimized.contains("(i8 -1)"), "{unoptimized}");
+}

@@ -1,0 +1,40 @@
+//! Undefined behaviour and poison checked at run time in a copy of a module
+//! (src/llvm/ub_checks.cpp), and what a generated driver may call in it.
+
+use super::module::{IrModule, LoadError};
+
+extern "C" {
+    // src/llvm/ub_checks.cpp
+    fn ctos_describe_functions(module: inkwell::llvm_sys::prelude::LLVMModuleRef) -> *mut std::ffi::c_char;
+    fn ctos_instrument_ub(module: inkwell::llvm_sys::prelude::LLVMModuleRef) -> u32;
+}
+
+impl IrModule {
+    /// A copy of the module in its own context, for the same target, without its driver.
+    pub fn copy_without_driver(&self) -> Result<IrModule, LoadError> {
+        let name = self.module().get_name().to_string_lossy().into_owned();
+        IrModule::from_bytes(&self.bitcode(), &name, self.target())
+    }
+
+    /// One line per externally visible function and writable global the module defines
+    /// (the format is ub_checks.cpp's `ctos_describe_functions`).
+    pub fn describe_functions(&self) -> String {
+        // Safety: the shim returns a malloc'd C string.
+        unsafe {
+            let text = ctos_describe_functions(self.module().as_mut_ptr());
+            let owned = std::ffi::CStr::from_ptr(text).to_string_lossy().into_owned();
+            libc::free(text.cast());
+            owned
+        }
+    }
+
+    /// A copy of the module (without its driver) whose functions call the checking
+    /// driver's runtime (`__ctos.ub`, `__ctos.access`, `__ctos.gep`) wherever they would
+    /// make poison or behave undefinedly; with the number of checks.
+    pub fn instrumented_for_ub(&self) -> Result<(IrModule, u32), LoadError> {
+        let copy = self.copy_without_driver()?;
+        let checks = unsafe { ctos_instrument_ub(copy.module().as_mut_ptr()) };
+        copy.verify().map_err(|e| LoadError::Parse(format!("the checks broke the module: {e}")))?;
+        Ok((copy, checks))
+    }
+}

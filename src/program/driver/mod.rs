@@ -1,0 +1,359 @@
+//! Drivers for IR without `main` (LLVM's own tests, their mutants, llvm-stress output):
+//! generated `main`s that call the module's functions on chosen inputs and print what
+//! they return and write, so that a difference after optimization shows as output. Only
+//! calls whose unoptimized run is free of undefined behaviour and poison are kept: each
+//! is first run in a copy of the module with src/llvm/ub_checks.cpp's checks, and then
+//! with fresh memory filled two ways (a call that reads memory it never wrote prints
+//! differently).
+
+mod text;
+
+use std::collections::BTreeMap;
+
+use anyhow::{bail, Result};
+use rand::{Rng, RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use super::reference_execution_filled;
+use crate::llvm::IrModule;
+use crate::sandbox::{ExecStatus, Execution, Limits, Pool};
+pub use text::{driver_text, ub_kind_name, RUNTIME_KINDS, UB_KINDS};
+
+/// The memory the driver gives pointer arguments: one slot each, the pointer in its middle.
+pub const SLOT: u64 = 4096;
+const SLOTS: u64 = 4;
+pub const ARENA: u64 = SLOT * SLOTS;
+/// Calls of each function, and of all of them at most.
+const CALLS_PER_FUNCTION: usize = 12;
+const MAX_CALLS: usize = 256;
+/// Rounds of checking: each drops the calls that broke a rule, and the next checks that
+/// the others still run clean without them (a dropped call may have set a global).
+const ROUNDS: usize = 4;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scalar {
+    Int(u32),
+    Float,
+    Double,
+    Ptr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValueType {
+    pub scalar: Scalar,
+    pub lanes: Option<u32>,
+}
+
+impl ValueType {
+    /// From LLVM's printed type: `i32`, `ptr`, `double`, `<4 x i16>`.
+    fn parse(text: &str) -> Option<ValueType> {
+        let scalar = |t: &str| match t {
+            "float" => Some(Scalar::Float),
+            "double" => Some(Scalar::Double),
+            "ptr" => Some(Scalar::Ptr),
+            _ => t.strip_prefix('i')?.parse().ok().filter(|b| (1..=64).contains(b)).map(Scalar::Int),
+        };
+        match text.strip_prefix('<').and_then(|t| t.strip_suffix('>')) {
+            Some(vector) => {
+                let (n, element) = vector.split_once(" x ")?;
+                Some(ValueType { scalar: scalar(element)?, lanes: Some(n.parse().ok()?) })
+            }
+            None => Some(ValueType { scalar: scalar(text)?, lanes: None }),
+        }
+    }
+}
+
+/// A function a driver can call.
+#[derive(Debug, Clone)]
+pub struct Callable {
+    pub name: String,
+    pub ret: Option<ValueType>,
+    pub params: Vec<ValueType>,
+    /// Its integer constants: inputs near them reach its comparisons' edges.
+    pub constants: Vec<i64>,
+}
+
+/// What a module offers a driver.
+#[derive(Debug, Clone, Default)]
+pub struct Described {
+    pub callable: Vec<Callable>,
+    /// Functions it cannot call, and why.
+    pub refused: Vec<(String, String)>,
+    /// Writable globals it reads back after each call (name, bytes).
+    pub globals: Vec<(String, u64)>,
+}
+
+impl Described {
+    pub fn of(module: &IrModule) -> Described {
+        Described::parse(&module.describe_functions())
+    }
+
+    fn parse(text: &str) -> Described {
+        let mut d = Described::default();
+        for line in text.lines() {
+            let fields: Vec<&str> = line.split('\t').collect();
+            match fields.as_slice() {
+                ["function", name, ret, params, why, constants] => {
+                    let ret_type = (*ret != "void").then(|| ValueType::parse(ret));
+                    let param_types: Option<Vec<ValueType>> =
+                        params.split(',').filter(|p| !p.is_empty()).map(ValueType::parse).collect();
+                    match (why.is_empty(), ret_type, param_types) {
+                        (true, Some(None), _) | (true, _, None) => d.refused.push((name.to_string(), "its types".into())),
+                        (true, ret, Some(params)) => d.callable.push(Callable {
+                            name: name.to_string(),
+                            ret: ret.flatten(),
+                            params,
+                            constants: constants.split(',').filter_map(|c| c.parse().ok()).collect(),
+                        }),
+                        (false, _, _) => d.refused.push((name.to_string(), why.to_string())),
+                    }
+                }
+                ["global", name, size] => {
+                    if let Ok(size) = size.parse() {
+                        d.globals.push((name.to_string(), size));
+                    }
+                }
+                _ => {}
+            }
+        }
+        d
+    }
+}
+
+/// An argument's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arg {
+    Int(i64),
+    Float(f64),
+    /// The middle of this slot of the arena.
+    Ptr(u64),
+    Vector(Vec<Arg>),
+}
+
+/// One call of the driver.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    pub function: usize,
+    pub args: Vec<Arg>,
+}
+
+/// Signed value of the low `bits` bits.
+fn wrap(v: i64, bits: u32) -> i64 {
+    if bits >= 64 {
+        v
+    } else {
+        (v << (64 - bits)) >> (64 - bits)
+    }
+}
+
+const FLOATS: [f64; 9] = [0.0, -0.0, 1.0, -1.0, 0.5, 3.25, 1024.0, -65536.0, 1.0e10];
+
+/// The value every argument of the first calls takes: 0, -1, 1, the minimum, the maximum.
+fn edge(scalar: Scalar, slot: u64, k: usize) -> Arg {
+    match scalar {
+        Scalar::Ptr => Arg::Ptr(slot % SLOTS),
+        Scalar::Float | Scalar::Double => Arg::Float([0.0, -1.0, 1.0, -65536.0, 1.0e10][k]),
+        Scalar::Int(bits) => {
+            let min = i64::MIN >> (64 - bits);
+            Arg::Int([0, -1, 1, min, !min][k])
+        }
+    }
+}
+const EDGES: usize = 5;
+
+/// An edge value, a value near one of the function's constants, or a random one.
+fn random_arg(scalar: Scalar, slot: u64, constants: &[i64], rng: &mut ChaCha8Rng) -> Arg {
+    match scalar {
+        Scalar::Ptr => Arg::Ptr(slot % SLOTS),
+        Scalar::Float | Scalar::Double => Arg::Float(FLOATS[rng.random_range(0..FLOATS.len())]),
+        Scalar::Int(bits) => {
+            let v = match rng.random_range(0..10) {
+                0..=2 => match edge(scalar, slot, rng.random_range(0..EDGES)) {
+                    Arg::Int(v) => v + rng.random_range(-1..=1),
+                    _ => 0,
+                },
+                3..=6 if !constants.is_empty() => {
+                    constants[rng.random_range(0..constants.len())].wrapping_add(rng.random_range(-1..=1))
+                }
+                _ => rng.next_u64() as i64,
+            };
+            Arg::Int(wrap(v, bits))
+        }
+    }
+}
+
+/// Inputs for each callable function: first every argument at one edge (0, -1, 1, the
+/// minimum, the maximum; pointers always to memory of their own), then values near the
+/// edges and its constants and random ones, from `seed`.
+pub fn choose_calls(described: &Described, seed: u64) -> Vec<Call> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut calls = Vec::new();
+    for (f, callable) in described.callable.iter().enumerate() {
+        for k in 0..CALLS_PER_FUNCTION {
+            let args = callable
+                .params
+                .iter()
+                .enumerate()
+                .map(|(slot, t)| {
+                    let one = |rng: &mut ChaCha8Rng| match k < EDGES {
+                        true => edge(t.scalar, slot as u64, k),
+                        false => random_arg(t.scalar, slot as u64, &callable.constants, rng),
+                    };
+                    match t.lanes {
+                        Some(n) => Arg::Vector((0..n).map(|_| one(&mut rng)).collect()),
+                        None => one(&mut rng),
+                    }
+                })
+                .collect();
+            let call = Call { function: f, args };
+            // A function of one i1 has two inputs; each is called once.
+            if !calls.contains(&call) {
+                calls.push(call);
+            }
+        }
+    }
+    calls.truncate(MAX_CALLS);
+    calls
+}
+
+/// A driver that a module's unoptimized functions run clean under.
+#[derive(Debug, Clone)]
+pub struct GeneratedDriver {
+    pub text: String,
+    /// Functions it calls.
+    pub functions: Vec<String>,
+    pub calls: usize,
+    /// Calls left out, by why: a kind of undefined behaviour or poison ([`ub_kind_name`]),
+    /// memory never written, or a crash or timeout of the checked run.
+    pub dropped: BTreeMap<String, usize>,
+    /// Functions it could not call, and why.
+    pub refused: Vec<(String, String)>,
+    /// Checks the instrumented copy held.
+    pub checks: u32,
+}
+
+/// Per call index, its printed line.
+fn lines_by_call(stdout: &str) -> BTreeMap<usize, &str> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("call ")?;
+            Some((rest.split(':').next()?.parse().ok()?, l))
+        })
+        .collect()
+}
+
+/// The calls `stdout` of the checked run says broke a rule (call index, kind).
+fn broken_rules(stdout: &str) -> Vec<(usize, u32)> {
+    stdout
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("ctos-ub: call ")?;
+            let (call, kind) = rest.split_once(": kind ")?;
+            Some((call.parse().ok()?, kind.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// The first call of a run that ended badly that printed nothing: the one it ended in.
+fn ended_in(execution: &Execution, calls: usize) -> Option<usize> {
+    let printed = lines_by_call(&execution.stdout);
+    let broken: Vec<usize> = broken_rules(&execution.stdout).into_iter().map(|(c, _)| c).collect();
+    (0..calls).find(|c| !printed.contains_key(c) && !broken.contains(c))
+}
+
+/// A driver for `module` (which must have no `main`), from `seed`; None, with why, when it
+/// has no function a driver can call or every call broke a rule. `limits` bound each run;
+/// `fills` are the two bytes fresh memory is filled with.
+pub fn generate(
+    module: &IrModule,
+    llvm_args: &[String],
+    limits: Limits,
+    seed: u64,
+    fills: [u8; 2],
+) -> Result<std::result::Result<GeneratedDriver, String>> {
+    let described = Described::of(module);
+    if described.callable.is_empty() {
+        let why: Vec<String> = described.refused.iter().map(|(f, why)| format!("@{f}: {why}")).collect();
+        return Ok(Err(match why.is_empty() {
+            true => "no externally visible function to call".to_string(),
+            false => format!("no function a driver can call ({})", why.join("; ")),
+        }));
+    }
+    let mut calls = choose_calls(&described, seed);
+    let mut dropped: BTreeMap<String, usize> = BTreeMap::new();
+    let mut pool = Pool::new(1, limits, llvm_args.to_vec())?;
+    let mut checks = 0;
+    for round in 0.. {
+        if calls.is_empty() {
+            return Ok(Err(format!("no call ran clean ({})", summary(&dropped))));
+        }
+        if round == ROUNDS {
+            bail!("the calls still changed after {ROUNDS} rounds of checking");
+        }
+        let mut bad: BTreeMap<usize, String> = BTreeMap::new();
+        let (mut checked, inserted) = module.instrumented_for_ub()?;
+        checks = inserted;
+        checked.set_driver_bytes(driver_text(&described, &calls, true).as_bytes(), "checking-driver.ll")?;
+        let run = reference_execution_filled(&mut pool, &mut checked, Some(fills[0]))?;
+        for (call, kind) in broken_rules(&run.stdout) {
+            bad.insert(call, ub_kind_name(kind).to_string());
+        }
+        if run.status != ExecStatus::Exited(0) {
+            match ended_in(&run, calls.len()) {
+                Some(call) => bad.insert(call, format!("the checked run {}", run.status.describe())),
+                None => bail!("the checked run {} after every call", run.status.describe()),
+            };
+        }
+        if bad.is_empty() {
+            // Memory never written: the plain driver with fresh memory filled two ways.
+            let plain = driver_text(&described, &calls, false);
+            let mut outputs = Vec::new();
+            for fill in fills {
+                let mut copy = module.copy_without_driver()?;
+                copy.set_driver_bytes(plain.as_bytes(), "driver.ll")?;
+                outputs.push(reference_execution_filled(&mut pool, &mut copy, Some(fill))?);
+            }
+            let [first, second] = [&outputs[0], &outputs[1]];
+            let (a, b) = (lines_by_call(&first.stdout), lines_by_call(&second.stdout));
+            for call in 0..calls.len() {
+                if a.get(&call) != b.get(&call) {
+                    bad.insert(call, "a read of memory it never wrote".to_string());
+                }
+            }
+            if first.status != second.status && bad.is_empty() {
+                bail!("the unoptimized run ends differently with fresh memory filled two ways");
+            }
+        }
+        if bad.is_empty() {
+            break;
+        }
+        for why in bad.values() {
+            *dropped.entry(why.clone()).or_default() += 1;
+        }
+        calls = calls.into_iter().enumerate().filter(|(k, _)| !bad.contains_key(k)).map(|(_, c)| c).collect();
+    }
+    let mut functions: Vec<String> = calls.iter().map(|c| described.callable[c.function].name.clone()).collect();
+    functions.dedup();
+    Ok(Ok(GeneratedDriver {
+        text: driver_text(&described, &calls, false),
+        functions,
+        calls: calls.len(),
+        dropped,
+        refused: described.refused.clone(),
+        checks,
+    }))
+}
+
+/// "3 × a division by zero, 1 × …".
+pub fn summary(dropped: &BTreeMap<String, usize>) -> String {
+    let parts: Vec<String> = dropped.iter().map(|(why, n)| format!("{n} × {why}")).collect();
+    if parts.is_empty() {
+        "none".to_string()
+    } else {
+        parts.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests;

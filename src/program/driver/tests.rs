@@ -1,0 +1,93 @@
+//! Against the linked LLVM: generated drivers, the checked runs and what optimization
+//! then shows.
+
+use super::*;
+use crate::llvm::TargetSpec;
+use crate::sandbox::{ExecMode, JobSpec};
+
+const FILLS: [u8; 2] = [0x5a, 0xa5];
+
+fn module(ir: &str) -> IrModule {
+    crate::llvm::init();
+    IrModule::from_bytes(ir.as_bytes(), "test.ll", &TargetSpec::default()).unwrap()
+}
+
+fn driver_for(ir: &str) -> GeneratedDriver {
+    generate(&module(ir), &[], Limits::default(), 7, FILLS).unwrap().unwrap()
+}
+
+/// Output of the module's functions under `passes`, called by `driver`.
+fn output_after(ir: &str, driver: &GeneratedDriver, passes: &str) -> String {
+    let mut m = module(ir);
+    m.set_driver_bytes(driver.text.as_bytes(), "driver.ll").unwrap();
+    let mut pool = Pool::new(1, Limits::default(), vec![]).unwrap();
+    let run = pool.run_one(&mut m, &JobSpec { exec: ExecMode::Always, ..JobSpec::optimize(passes) }).unwrap();
+    run.execution.expect("executed").stdout
+}
+
+/// instcombine folds `x + 1 > x` to true, as `nsw` allows: the two differ only where the
+/// addition overflows, and those calls are dropped.
+#[test]
+fn calls_whose_nsw_addition_overflows_are_dropped_so_the_fold_shows_no_difference() {
+    let ir = "define i1 @f(i8 %x) {\n  %y = add nsw i8 %x, 1\n  %c = icmp sgt i8 %y, %x\n  ret i1 %c\n}\n";
+    let driver = driver_for(ir);
+    assert_eq!(driver.dropped.get(UB_KINDS[0]), Some(&1), "{:?}", driver.dropped);
+    assert!(!driver.text.contains("@f(i8 127)"), "{}", driver.text);
+    assert_eq!(output_after(ir, &driver, ""), output_after(ir, &driver, "instcombine"));
+    assert!(output_after(ir, &driver, "").contains("@f(i8 -1) -> 1"));
+}
+
+/// `shl 1, s` is never zero unless s is the bit width or more, where it is poison:
+/// instcombine folds the comparison to false, and only those calls would show it.
+#[test]
+fn calls_that_shift_by_the_bit_width_are_dropped() {
+    let ir = "define i1 @g(i8 %s) {\n  %a = shl i8 1, %s\n  %c = icmp eq i8 %a, 0\n  ret i1 %c\n}\n";
+    let driver = driver_for(ir);
+    assert!(driver.dropped.get(UB_KINDS[2]).is_some_and(|&n| n >= 2), "{:?}", driver.dropped);
+    assert_eq!(output_after(ir, &driver, ""), output_after(ir, &driver, "instcombine"));
+}
+
+/// Pointer arguments get memory of their own; what the function writes there is part of
+/// the output, and an access past it is dropped.
+#[test]
+fn a_store_through_a_pointer_argument_shows_in_the_output_and_one_past_the_memory_is_dropped() {
+    let ir = "define void @h(ptr %p, i64 %i, i32 %v) {\n  %q = getelementptr i32, ptr %p, i64 %i\n  store i32 %v, ptr %q, align 4\n  ret void\n}\n";
+    let driver = driver_for(ir);
+    assert!(driver.dropped.contains_key(RUNTIME_KINDS[0]), "{:?}", driver.dropped);
+    let out = output_after(ir, &driver, "");
+    let hashes: std::collections::HashSet<&str> = out.lines().filter_map(|l| l.split("mem=").nth(1)).collect();
+    assert!(hashes.len() > 1, "{out}");
+}
+
+/// A function that calls what the driver cannot run, or holds undef, is left out, with why.
+#[test]
+fn functions_it_cannot_check_are_refused_with_the_reason() {
+    let ir = "declare i32 @ext(i32)\ndefine i32 @a(i32 %x) {\n  %y = call i32 @ext(i32 %x)\n  ret i32 %y\n}\n\
+              define i32 @b(i32 %x) {\n  %y = add i32 %x, undef\n  ret i32 %y\n}\n\
+              define i32 @c(i32 %x) {\n  %y = call i32 @a(i32 %x)\n  ret i32 %y\n}\n";
+    let why = generate(&module(ir), &[], Limits::default(), 7, FILLS).unwrap().unwrap_err();
+    assert!(why.contains("@a: a call of @ext, which it cannot run"), "{why}");
+    assert!(why.contains("@b: an undef or poison operand"), "{why}");
+    assert!(why.contains("@c: it calls @a"), "{why}");
+}
+
+/// A load of a local never stored prints what the stack held: such calls are dropped.
+#[test]
+fn a_read_of_memory_never_written_is_dropped() {
+    let ir = "define i32 @u(i32 %x) {\n  %a = alloca i32, align 4\n  %c = icmp sgt i32 %x, 5\n  br i1 %c, label %w, label %r\nw:\n  store i32 %x, ptr %a, align 4\n  br label %r\nr:\n  %v = load i32, ptr %a, align 4\n  ret i32 %v\n}\n";
+    let driver = driver_for(ir);
+    assert!(driver.dropped.get("a read of memory it never wrote").is_some_and(|&n| n >= 3), "{:?}", driver.dropped);
+    assert!(driver.calls >= 1);
+}
+
+/// Dev bug 121584 (LLVM 19): instcombine miscompiles `srem (shl nsw X, 7), (mul nsw X, 127)`
+/// for X = -1. Given only the function, the generated driver's call on -1 shows it.
+#[cfg(feature = "llvm19")]
+#[test]
+fn dev_bug_121584s_function_alone_shows_its_miscompilation_through_a_generated_driver() {
+    let ir = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/bench/bugs/121584/repro.ll")).unwrap();
+    let driver = driver_for(&ir);
+    let (before, after) = (output_after(&ir, &driver, ""), output_after(&ir, &driver, "instcombine"));
+    let line = |out: &str| out.lines().find(|l| l.contains("(i8 -1)")).map(str::to_string);
+    assert_ne!(line(&before), line(&after), "{before}\n{after}");
+}
