@@ -569,6 +569,7 @@ fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
         culprit: Some(bug.pass.clone()),
         baseline: None,
         keep_smallest: None,
+        driver: None,
     };
     let budget = Duration::from_secs_f64(c.config.reduce_programs_seconds);
     let reduced = match super::cvise::reduce_program(&dir.join("program.c"), &check, budget, c.jobs) {

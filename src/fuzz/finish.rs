@@ -98,18 +98,6 @@ fn reduce_program_ir(c: &Campaign, bug: &BugRow, kind: FailureKind, folder: &Pat
     let path = folder.join(program);
     let out = folder.join("reduced.ll");
     let budget = Duration::from_secs_f64(c.config.reduce_ir_seconds);
-    if kind == FailureKind::WrongCode && folder.join(super::bugs::DRIVER).is_file() {
-        // A candidate would need the generated driver's undefined-behaviour checks run on
-        // it, and `ctos interesting` does not run them yet.
-        return IrReduction::not_reduced(
-            &path,
-            0.0,
-            false,
-            "wrong code shown by a generated driver is not reduced yet: the interestingness test does not \
-             run the driver's undefined-behaviour checks"
-                .to_string(),
-        );
-    }
     let reduction = llvm_reduce_for(&c.llvm).and_then(|tool| {
         let check = interesting(c, bug, kind, &path)?;
         let mut reduction = reduce_ir(&tool, &path, &out, &check, budget, c.jobs)?;
@@ -133,7 +121,8 @@ fn shorter_pipeline(
     check: &Interesting,
     reduced: &Path,
 ) -> Result<Option<(String, String)>> {
-    let spec = SubjectSpec::new(reduced, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+    let mut spec = SubjectSpec::new(reduced, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+    spec.driver = check.driver.clone();
     let mut subject = Subject::load(&spec, c.jobs, check.limits)?;
     let mut oracle = Oracle::of(check.failure.clone(), None);
     oracle.crash_in = Some(bug.pass.clone());
@@ -203,16 +192,23 @@ fn stale_loop(c: &Campaign, bug: &BugRow, file: &Path, pipeline: &str) -> Result
 /// `file` loaded with the bug's options on the campaign's LLVM, with one child.
 fn reproducer_subject(c: &Campaign, bug: &BugRow, file: &Path) -> Result<Subject> {
     let mut spec = SubjectSpec::new(file, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
-    spec.driver = Some(file.with_file_name(super::bugs::DRIVER)).filter(|d| d.is_file());
+    spec.driver = driver_beside(file);
     Subject::load(&spec, 1, c.config.limits())
+}
+
+/// The bug folder's generated driver, beside its program `file`.
+fn driver_beside(file: &Path) -> Option<PathBuf> {
+    Some(file.with_file_name(super::bugs::DRIVER)).filter(|d| d.is_file())
 }
 
 /// The bug's reproducer (`file` under `pipeline`, whose culprit is `culprit`) judged on
 /// every LLVM the campaign knows.
 fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path, pipeline: &str, culprit: &str) -> Vec<FiresOn> {
     let source = &file.with_file_name("program.c");
+    let driver = driver_beside(file);
     let reproducer = Reproducer {
         program: file,
+        driver: driver.as_deref(),
         pipeline,
         kind,
         culprit,
@@ -232,9 +228,11 @@ fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path, pipeline
 fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) -> Result<Interesting> {
     let mut limits = c.config.limits();
     limits.exec_timeout = limits.exec_timeout.min(Duration::from_secs(5));
+    let driver = driver_beside(program);
     let baseline = match kind {
         FailureKind::WrongCode => {
-            let spec = SubjectSpec::new(program, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+            let mut spec = SubjectSpec::new(program, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+            spec.driver = driver.clone();
             let mut subject = Subject::load(&spec, 1, limits)?;
             Some(Baseline::of(&mut subject.pool, &mut subject.module)?)
         }
@@ -253,6 +251,7 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
         culprit: Some(bug.pass.clone()),
         baseline,
         keep_smallest: None,
+        driver,
     })
 }
 

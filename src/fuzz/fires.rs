@@ -85,6 +85,8 @@ pub fn fixed_in(all: &[FiresOn]) -> Option<u32> {
 /// A bug's reproducer and how the campaign judged it.
 pub struct Reproducer<'a> {
     pub program: &'a Path,
+    /// Linked in after optimization (a generated driver, for IR without `main`).
+    pub driver: Option<&'a Path>,
     pub pipeline: &'a str,
     pub kind: FailureKind,
     pub culprit: &'a str,
@@ -135,7 +137,8 @@ fn first_part(message: &str) -> String {
 
 /// Run `pipeline` on `program` as `r` says, into `answer`.
 fn judge(program: &Path, pipeline: &str, r: &Reproducer, llvm: &Llvm, answer: &mut FiresOn) -> anyhow::Result<()> {
-    let spec = SubjectSpec::new(program, r.llvm_args).with_llvm(llvm)?;
+    let mut spec = SubjectSpec::new(program, r.llvm_args).with_llvm(llvm)?;
+    spec.driver = r.driver.map(Path::to_path_buf);
     let mut subject = Subject::load(&spec, 1, r.limits)?;
     let reference = if subject.module.can_execute() { Some(subject.reference()?) } else { None };
     let exec = if reference.is_some() { ExecMode::Always } else { ExecMode::Never };

@@ -31,6 +31,8 @@ pub struct Interesting {
     pub culprit: Option<String>,
     /// For IR candidates of wrong code: what the original did without optimization.
     pub baseline: Option<Baseline>,
+    /// A module linked in after optimization (a generated driver, for IR without `main`).
+    pub driver: Option<PathBuf>,
     /// Keep a copy of the smallest interesting candidate here: reducers save their best
     /// only now and then (llvm-reduce after each of its passes), and a reduction that
     /// runs out of time should still leave the smallest one seen.
@@ -63,6 +65,10 @@ pub struct Baseline {
     /// The types of `main` and of each function it declares (see [`interface`]).
     #[serde(default)]
     pub interface: Vec<String>,
+    /// With a driver ctos generated: whether its calls run free of undefined behaviour and
+    /// poison under its checks (see [`crate::program::driver::runs_clean`]).
+    #[serde(default)]
+    pub checked_clean: Option<bool>,
 }
 
 /// The bytes fresh stack and heap memory is filled with in the two unoptimized runs.
@@ -87,6 +93,7 @@ impl Baseline {
             undefined_values: undefined_values(&ir),
             lint_findings: lint_findings(pool, module)?,
             interface: interface(&ir),
+            checked_clean: crate::program::driver::runs_clean(pool, module, FILLS[0])?,
         })
     }
 
@@ -105,10 +112,12 @@ impl Baseline {
             && candidate.undefined_values <= self.undefined_values
             && candidate.lint_findings <= self.lint_findings
             && candidate.interface.iter().all(|f| self.interface.contains(f))
+            && (candidate.checked_clean == Some(true) || self.checked_clean != Some(true))
     }
 }
 
-/// `main`'s type and those of the functions the module declares, as `i32 @printf(ptr,...)`
+/// The types of `main`, of the other functions it defines for other modules to call, and
+/// of those it declares, as `i32 @printf(ptr,...)`
 /// (parameter attributes and names left out). A reduced program whose `main` takes other
 /// arguments than the original's reads whatever the runtime passes (llvm-reduce's
 /// operands-to-args makes values arguments), and one that calls `printf` declared with
@@ -117,8 +126,11 @@ impl Baseline {
 pub fn interface(ir: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in ir.lines() {
-        let main = line.starts_with("define ") && line.contains(" @main(");
-        if !(line.starts_with("declare ") || main) {
+        // `main`, and every function another module may call (a generated driver calls
+        // them with the types it had).
+        let visible = line.starts_with("define ")
+            && !["internal ", "private ", "available_externally "].iter().any(|l| line.contains(l));
+        if !(line.starts_with("declare ") || visible) {
             continue;
         }
         let Some((head, rest)) = line.split_once(" @") else { continue };
@@ -176,7 +188,8 @@ impl Interesting {
             bail!("{}: no such file", program.display());
         }
         // A variant that no longer compiles or parses is simply not interesting.
-        let spec = SubjectSpec::new(program, &self.llvm_args).with_llvm(&self.llvm)?;
+        let mut spec = SubjectSpec::new(program, &self.llvm_args).with_llvm(&self.llvm)?;
+        spec.driver = self.driver.clone();
         let Ok(mut subject) = Subject::load(&spec, 1, self.limits) else {
             return Ok(false);
         };
@@ -251,6 +264,9 @@ impl Interesting {
         }
         if let Some(baseline) = baseline {
             parts.extend(["--baseline".to_string(), q(&baseline.display().to_string())]);
+        }
+        if let Some(driver) = &self.driver {
+            parts.extend(["--driver".to_string(), q(&driver.display().to_string())]);
         }
         if let Some(best) = &self.keep_smallest {
             parts.extend(["--keep-smallest".to_string(), q(&best.display().to_string())]);
@@ -359,12 +375,18 @@ mod tests {
             undefined_values: 0,
             lint_findings: 0,
             interface: interface(ir),
+            checked_clean: None,
         };
         let kept = |ir: &str| base(original).kept_by(&base(ir));
         assert!(!kept(reduced));
         // Dropping a declaration or attributes is no change of type.
         assert!(kept("define i32 @main() {\n"));
         assert!(kept("define i32 @main() {\ndeclare i32 @printf(ptr, ...)\n"));
+        // A generated driver's calls that ran clean must stay clean.
+        let checked = |clean| Baseline { checked_clean: Some(clean), ..base(original) };
+        assert!(checked(true).kept_by(&checked(true)));
+        assert!(!checked(true).kept_by(&checked(false)));
+        assert!(!checked(true).kept_by(&base(original)));
     }
 
     #[test]

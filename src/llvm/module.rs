@@ -411,6 +411,16 @@ impl IrModule {
         self.driver.is_some()
     }
 
+    /// The driver's bitcode, if there is one.
+    pub fn driver_bitcode(&self) -> Option<Vec<u8>> {
+        self.driver.as_ref().map(|d| d.write_bitcode_to_memory().as_slice().to_vec())
+    }
+
+    /// Whether the driver defines function `name`.
+    pub fn driver_defines(&self, name: &str) -> bool {
+        self.driver.as_ref().is_some_and(|d| d.get_function(name).is_some_and(|f| f.count_basic_blocks() > 0))
+    }
+
     pub fn has_main(&self) -> bool {
         let defines = |m: &Module| m.get_function("main").is_some_and(|f| f.count_basic_blocks() > 0);
         defines(&self.module) || self.driver.as_deref().is_some_and(defines)

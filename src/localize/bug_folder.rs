@@ -198,7 +198,8 @@ impl BenchBug {
             source: Some(dir.join("program.c")).filter(|c| c.exists()),
             // A campaign compiles its C programs with ctos's default flags.
             clang_args: None,
-            driver: None,
+            // The driver ctos generated for a program without `main`.
+            driver: Some(dir.join("driver.ll")).filter(|d| d.is_file()),
             llvm_args,
             fix_files: Vec::new(),
             versions: major.into_iter().collect(),

@@ -292,10 +292,34 @@ fn a_seed_without_main_is_run_by_a_generated_driver_that_shows_its_wrong_code_wi
     let seeds = work.path().join("seeds");
     std::fs::create_dir(&seeds).unwrap();
     let function = std::fs::read_to_string(common::bug("121584", "repro.ll")).unwrap();
-    std::fs::write(seeds.join("srem.ll"), format!("; RUN: opt -passes=instcombine -S < %s\n{function}")).unwrap();
+    // A second function, which the reduction should take out.
+    let other = "define i32 @other(i32 %a, i32 %b) {\n  %s = sub i32 %a, %b\n  %m = mul i32 %s, 3\n  ret i32 %m\n}\n";
+    let seed = format!("; RUN: opt -passes=instcombine -S < %s\n{function}{other}");
+    std::fs::write(seeds.join("srem.ll"), seed).unwrap();
     let out = work.path().join("camp");
-    let extra = ["--seeds", seeds.to_str().unwrap(), "--generator", "seeds"];
-    let (code, _, stderr) = campaign(&out, "sroa\n", &extra);
+    let sequences = work.path().join("sequences.txt");
+    std::fs::write(&sequences, "sroa\n").unwrap();
+    let (code, _, stderr) = ctos(&[
+        "fuzz",
+        "--out",
+        out.to_str().unwrap(),
+        "--sequences",
+        sequences.to_str().unwrap(),
+        "--iterations",
+        "1",
+        "-j",
+        "2",
+        "--localize-time",
+        "0",
+        "--reduce-ir-time",
+        "60",
+        "--also-opt",
+        "/usr/lib/llvm-22/bin/opt",
+        "--seeds",
+        seeds.to_str().unwrap(),
+        "--generator",
+        "seeds",
+    ]);
     assert_eq!(code, 0, "{stderr}");
     let program = programs(&out).into_iter().find(|p| p.origin["file"].as_str().is_some_and(|f| f.ends_with("srem.ll")));
     assert!(program.expect("the seed").reference.is_some(), "the seed was not executed");
@@ -305,10 +329,16 @@ fn a_seed_without_main_is_run_by_a_generated_driver_that_shows_its_wrong_code_wi
     assert_eq!(outcome["kind"], "wrong-code", "{outcome}");
     assert_eq!(outcome["pass"], "instcombine", "{outcome}");
     let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+    // Judged with the driver on each LLVM: fixed in 22.
+    assert!(readme.contains("Fires on: 19 ✔ 22 ✘ (fixed in LLVM 22"), "{readme}");
+    // Reduced with the driver and its checks: the other function's body goes, the types the
+    // driver calls it with stay, and the miscompiled function is whole.
+    let reduced = std::fs::read_to_string(folder.join("reduced.ll")).expect("a reduced program");
+    assert!(reduced.contains("@other(i32 %a, i32 %b)") && !reduced.contains("%m = mul"), "{reduced}");
+    assert!(reduced.contains("%r = srem i8 %BO1, %BO0"), "{reduced}");
     let commands: Vec<&str> = readme.lines().filter(|l| l.starts_with("opt-19 ") || l.starts_with("llvm-link-19 ")).collect();
-    // The reproducer's three lines (the README shows them twice: first, and under "Reproduce").
-    assert!(commands.len() >= 3, "{readme}");
-    assert_eq!(commands[3..], commands[..commands.len() - 3], "{readme}");
+    // The reduced reproducer's three lines come first (the original program's follow).
+    assert!(commands.len() >= 3 && commands[0].contains("reduced.ll"), "{readme}");
     let run = |line: &str| {
         let line = line.split("   #").next().unwrap();
         let out = Command::new("bash").arg("-c").arg(line).current_dir(folder).output().unwrap();

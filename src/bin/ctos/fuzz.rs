@@ -405,10 +405,16 @@ pub struct InterestingArgs {
     /// Copy PROGRAM here when it holds and is smaller than what is here.
     #[arg(long, value_name = "FILE")]
     keep_smallest: Option<PathBuf>,
+    /// Link this module after optimization (the driver of IR without `main`).
+    #[arg(long, value_name = "FILE")]
+    driver: Option<PathBuf>,
     program: PathBuf,
 }
 
 pub fn interesting(args: InterestingArgs) -> Result<ExitCode> {
+    if let Some(driver) = args.driver.as_deref().filter(|d| !d.is_file()) {
+        anyhow::bail!("--driver {}: no such file", driver.display());
+    }
     if let Some(keep) = args.keep_smallest.as_deref().filter(|k| k.exists() && !k.is_file()) {
         anyhow::bail!("--keep-smallest {}: not a file", keep.display());
     }
@@ -437,6 +443,7 @@ pub fn interesting(args: InterestingArgs) -> Result<ExitCode> {
         culprit: args.culprit,
         baseline,
         keep_smallest: args.keep_smallest,
+        driver: args.driver,
     };
     Ok(if check.check(&args.program)? { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

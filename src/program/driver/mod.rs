@@ -294,7 +294,7 @@ pub fn generate(
         let mut bad: BTreeMap<usize, String> = BTreeMap::new();
         let (mut checked, inserted) = module.instrumented_for_ub()?;
         checks = inserted;
-        checked.set_driver_bytes(driver_text(&described, &calls, true).as_bytes(), "checking-driver.ll")?;
+        checked.set_driver_bytes(driver_text(&described, &calls).as_bytes(), "driver.ll")?;
         let run = reference_execution_filled(&mut pool, &mut checked, Some(fills[0]))?;
         for (call, kind) in broken_rules(&run.stdout) {
             bad.insert(call, ub_kind_name(kind).to_string());
@@ -307,7 +307,7 @@ pub fn generate(
         }
         if bad.is_empty() {
             // Memory never written: the plain driver with fresh memory filled two ways.
-            let plain = driver_text(&described, &calls, false);
+            let plain = driver_text(&described, &calls);
             let mut outputs = Vec::new();
             for fill in fills {
                 let mut copy = module.copy_without_driver()?;
@@ -336,13 +336,26 @@ pub fn generate(
     let mut functions: Vec<String> = calls.iter().map(|c| described.callable[c.function].name.clone()).collect();
     functions.dedup();
     Ok(Ok(GeneratedDriver {
-        text: driver_text(&described, &calls, false),
+        text: driver_text(&described, &calls),
         functions,
         calls: calls.len(),
         dropped,
         refused: described.refused.clone(),
         checks,
     }))
+}
+
+/// Whether the calls of `module`'s generated driver run free of undefined behaviour and
+/// poison in its unoptimized code (fresh memory filled with `fill`); None when its driver
+/// is not one ctos generated (it has no checks' runtime).
+pub fn runs_clean(pool: &mut Pool, module: &IrModule, fill: u8) -> Result<Option<bool>> {
+    let Some(driver) = module.driver_bitcode().filter(|_| module.driver_defines("__ctos.ub")) else {
+        return Ok(None);
+    };
+    let (mut checked, _) = module.instrumented_for_ub()?;
+    checked.set_driver_bytes(&driver, "driver.bc")?;
+    let run = reference_execution_filled(pool, &mut checked, Some(fill))?;
+    Ok(Some(run.status == ExecStatus::Exited(0) && broken_rules(&run.stdout).is_empty()))
 }
 
 /// "3 × a division by zero, 1 × …".
