@@ -70,7 +70,8 @@ pub(super) fn driver_path(c: &Campaign, program: &ProgramRow) -> std::path::Path
 /// one (no function a driver can call, or no clean call), only the optimizer is judged.
 fn with_generated_driver(c: &mut Campaign, program: &ProgramRow, subject: Subject) -> Result<Subject> {
     let path = driver_path(c, program);
-    if subject.module.has_main() || !subject.module.for_host() || path.is_file() {
+    let runs_here = crate::llvm::runs_on_host(&subject.target.cpu, &subject.target.features);
+    if subject.module.has_main() || !subject.module.for_host() || !runs_here || path.is_file() {
         return Ok(subject);
     }
     let started = Instant::now();

@@ -49,9 +49,16 @@ struct Snapshot {
     known_elsewhere: i64,
     /// Programs tested, pairs, failures and bugs by the generator that made the program.
     by_generator: BTreeMap<String, super::store::GeneratorCounts>,
+    /// Programs without `main` that a generated driver runs (see crate::program::driver).
+    programs_with_drivers: usize,
     /// Where this run's `elapsed_seconds` went.
     seconds_by_phase: BTreeMap<&'static str, f64>,
     finished: bool,
+}
+
+fn programs_with_drivers(dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir.join("programs")) else { return 0 };
+    entries.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".driver.ll")).count()
 }
 
 impl Stats {
@@ -95,7 +102,7 @@ impl Stats {
         shown.join(", ")
     }
 
-    fn snapshot(&self, store: &Store, started: Instant, finished: bool) -> Result<Snapshot> {
+    fn snapshot(&self, dir: &Path, store: &Store, started: Instant, finished: bool) -> Result<Snapshot> {
         let (pairs, programs_tested, failures) = store.counts()?;
         let bugs = store.bugs()?;
         let mut bugs_by_kind = BTreeMap::new();
@@ -120,6 +127,7 @@ impl Stats {
             emi_mismatches: store.programs_with_status("emi-mismatch")?,
             known_elsewhere: store.failures_resolved_as(super::bugs::ELSEWHERE)?,
             by_generator: store.by_generator()?,
+            programs_with_drivers: programs_with_drivers(dir),
             seconds_by_phase: self.phases.clone(),
             finished,
         })
@@ -127,7 +135,7 @@ impl Stats {
 
     /// Update the status line; rewrite stats.json at most every two seconds.
     pub fn tick(&mut self, dir: &Path, store: &Store, started: Instant, phase: &str) -> Result<()> {
-        let s = self.snapshot(store, started, false)?;
+        let s = self.snapshot(dir, store, started, false)?;
         let kinds: Vec<String> = s.bugs_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let mut rejected =
             if s.rejected_pairs > 0 { format!(" | {} rejected", s.rejected_pairs) } else { String::new() };
@@ -163,7 +171,7 @@ impl Stats {
     }
 
     pub fn write(&mut self, dir: &Path, store: &Store, started: Instant) -> Result<()> {
-        let s = self.snapshot(store, started, false)?;
+        let s = self.snapshot(dir, store, started, false)?;
         write_json(dir, &s)?;
         self.sample(store, &s)?;
         self.last_write = Instant::now();
@@ -172,7 +180,7 @@ impl Stats {
 
     pub fn finish(&mut self, dir: &Path, store: &Store, started: Instant) -> Result<()> {
         self.bar.finish_and_clear();
-        let s = self.snapshot(store, started, true)?;
+        let s = self.snapshot(dir, store, started, true)?;
         self.sample(store, &s)?;
         write_json(dir, &s)
     }

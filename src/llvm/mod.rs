@@ -104,3 +104,13 @@ pub fn executes_here(triple: &str) -> bool {
 pub fn host_cpu() -> String {
     TargetMachine::get_host_cpu_name().to_string()
 }
+
+/// Whether code built for `cpu` with `features` (as `-mcpu=`/`-mattr=` give them) can run
+/// on this host: a generic or this host's CPU, and no feature the host lacks. Code for
+/// another CPU may use its instructions (SIGILL here), so it is not run.
+pub fn runs_on_host(cpu: &str, features: &str) -> bool {
+    let host = TargetMachine::get_host_cpu_features().to_string();
+    let has: std::collections::HashSet<&str> = host.split(',').filter_map(|f| f.strip_prefix('+')).collect();
+    let cpu_ok = matches!(cpu, "" | "generic" | "native" | "x86-64") || cpu == host_cpu();
+    cpu_ok && features.split(',').filter_map(|f| f.trim().strip_prefix('+')).all(|f| has.contains(f))
+}

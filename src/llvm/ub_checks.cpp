@@ -46,9 +46,13 @@ enum Kind {
 
 bool supportedScalar(Type *T) { return (T->isIntegerTy() && T->getIntegerBitWidth() <= 64) || T->isFloatTy() || T->isDoubleTy() || T->isPointerTy(); }
 
+// Vectors wider than 128 bits are passed in registers only with AVX, and the driver and
+// the function may be compiled with different target features: they would disagree on
+// where such a value is.
 bool supportedValueType(Type *T) {
   if (auto *V = dyn_cast<FixedVectorType>(T))
-    return V->getNumElements() <= 16 && !V->getElementType()->isPointerTy() && supportedScalar(V->getElementType());
+    return V->getPrimitiveSizeInBits().getFixedValue() <= 128 && !V->getElementType()->isPointerTy() &&
+           supportedScalar(V->getElementType());
   return supportedScalar(T);
 }
 
@@ -57,14 +61,29 @@ bool hasFastMath(const Instruction &I) {
   return FP && FP->getFastMathFlags().any();
 }
 
+// Whether V is undef or poison, or a constant with an undef or poison part (a vector's
+// element, an expression's operand).
+bool holdsUndef(Value *V) {
+  if (isa<UndefValue>(V))
+    return true;
+  auto *C = dyn_cast<Constant>(V);
+  if (!C || isa<GlobalValue>(C) || isa<ConstantData>(C))
+    return false;
+  for (Value *Op : C->operands())
+    if (holdsUndef(Op))
+      return true;
+  return false;
+}
+
 // Why the body of F cannot be run and checked here: "" if it can.
 std::string bodyProblem(Function &F) {
   for (Instruction &I : instructions(F)) {
     for (unsigned N = 0; N < I.getNumOperands(); ++N) {
-      if (!isa<UndefValue>(I.getOperand(N)))
+      if (!holdsUndef(I.getOperand(N)))
         continue;
       // Building a vector lane by lane, or a shuffle of one vector, starts from poison.
-      bool Builds = (isa<InsertElementInst>(I) && N == 0) || (isa<ShuffleVectorInst>(I) && N == 1);
+      bool Builds = isa<UndefValue>(I.getOperand(N)) &&
+                    ((isa<InsertElementInst>(I) && N == 0) || (isa<ShuffleVectorInst>(I) && N == 1));
       if (!Builds)
         return "an undef or poison operand";
     }

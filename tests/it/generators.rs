@@ -323,6 +323,8 @@ fn a_seed_without_main_is_run_by_a_generated_driver_that_shows_its_wrong_code_wi
     assert_eq!(code, 0, "{stderr}");
     let program = programs(&out).into_iter().find(|p| p.origin["file"].as_str().is_some_and(|f| f.ends_with("srem.ll")));
     assert!(program.expect("the seed").reference.is_some(), "the seed was not executed");
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["programs_with_drivers"], 1, "{stats}");
     let folders: Vec<_> = std::fs::read_dir(out.join("bugs")).unwrap().map(|e| e.unwrap().path()).collect();
     let folder = folders.iter().find(|f| f.join("driver.ll").is_file()).expect("a bug folder with the driver");
     let outcome: Value = serde_json::from_str(&std::fs::read_to_string(folder.join("outcome.json")).unwrap()).unwrap();

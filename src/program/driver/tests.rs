@@ -64,11 +64,17 @@ fn a_store_through_a_pointer_argument_shows_in_the_output_and_one_past_the_memor
 fn functions_it_cannot_check_are_refused_with_the_reason() {
     let ir = "declare i32 @ext(i32)\ndefine i32 @a(i32 %x) {\n  %y = call i32 @ext(i32 %x)\n  ret i32 %y\n}\n\
               define i32 @b(i32 %x) {\n  %y = add i32 %x, undef\n  ret i32 %y\n}\n\
-              define i32 @c(i32 %x) {\n  %y = call i32 @a(i32 %x)\n  ret i32 %y\n}\n";
+              define i32 @c(i32 %x) {\n  %y = call i32 @a(i32 %x)\n  ret i32 %y\n}\n\
+              define <2 x i8> @d(<2 x i8> %x) {\n  %r = srem <2 x i8> %x, <i8 -42, i8 undef>\n  ret <2 x i8> %r\n}\n\
+              define <8 x i32> @e(<8 x i32> %x) {\n  ret <8 x i32> %x\n}\n";
     let why = generate(&module(ir), &[], Limits::default(), 7, FILLS).unwrap().unwrap_err();
     assert!(why.contains("@a: a call of @ext, which it cannot run"), "{why}");
     assert!(why.contains("@b: an undef or poison operand"), "{why}");
     assert!(why.contains("@c: it calls @a"), "{why}");
+    // An undef element of a constant vector is undef too.
+    assert!(why.contains("@d: an undef or poison operand"), "{why}");
+    // Where a 256-bit vector is passed depends on the target features.
+    assert!(why.contains("@e: its return type"), "{why}");
 }
 
 /// A load of a local never stored prints what the stack held: such calls are dropped.
@@ -90,4 +96,16 @@ fn dev_bug_121584s_function_alone_shows_its_miscompilation_through_a_generated_d
     let (before, after) = (output_after(&ir, &driver, ""), output_after(&ir, &driver, "instcombine"));
     let line = |out: &str| out.lines().find(|l| l.contains("(i8 -1)")).map(str::to_string);
     assert_ne!(line(&before), line(&after), "{before}\n{after}");
+}
+
+/// Code for a CPU or feature this host lacks would die of SIGILL when optimized for it:
+/// such programs get no driver.
+#[test]
+fn code_for_features_the_host_lacks_is_not_run_here() {
+    crate::llvm::init();
+    assert!(crate::llvm::runs_on_host("", "+sse2"));
+    assert!(crate::llvm::runs_on_host(&crate::llvm::host_cpu(), ""));
+    assert!(!crate::llvm::runs_on_host("", "+sse2,+no-such-feature"));
+    let other = if crate::llvm::host_cpu() == "btver2" { "skylake" } else { "btver2" };
+    assert!(!crate::llvm::runs_on_host(other, ""));
 }
