@@ -440,9 +440,18 @@ pub(super) fn tools(c: &Campaign) -> Tools {
         Llvm::External(o) => {
             let beside = |tool: &str| {
                 let path = o.bin_dir().join(tool);
-                if path.is_file() { shell_quote(&path.display().to_string()) } else { tool.to_string() }
+                if path.is_file() {
+                    shell_quote(&path.display().to_string())
+                } else {
+                    tool.to_string()
+                }
             };
-            Tools { opt: shell_quote(&o.opt.display().to_string()), lli: beside("lli"), link: beside("llvm-link"), version }
+            Tools {
+                opt: shell_quote(&o.opt.display().to_string()),
+                lli: beside("lli"),
+                link: beside("llvm-link"),
+                version,
+            }
         }
         Llvm::Linked => {
             let major = c.llvm.major();
@@ -469,7 +478,7 @@ pub(super) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: 
     let scev = kind == FailureKind::Crash && bug.signature.contains(crate::oracle::SCEV_CHECK_FRAME);
     let pipeline = if scev { format!("{pipeline},function(verify<scalar-evolution>)") } else { pipeline.to_string() };
     let pipeline = shell_quote(&pipeline);
-    let driver = c.store.program(bug.program).is_ok_and(|p| super::pairs::driver_path(c, &p).is_file());
+    let driver = has_driver(c, bug);
     if kind == FailureKind::WrongCode && driver {
         format!(
             "{opt} -passes={pipeline}{args} {program} -o optimized.bc\n\
@@ -482,6 +491,11 @@ pub(super) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: 
         let verify = if c.config.verify_each == VerifyEach::Off { "" } else { " -verify-each" };
         format!("{opt} -passes={pipeline}{verify}{args} {program} -disable-output\n")
     }
+}
+
+/// Whether `bug`'s program runs with a driver ctos generated for it.
+fn has_driver(c: &Campaign, bug: &BugRow) -> bool {
+    c.store.program(bug.program).is_ok_and(|p| super::pairs::driver_path(c, &p).is_file())
 }
 
 /// The LLVM options `bug`'s program runs with (the campaign's, then a seed's own).
@@ -526,10 +540,9 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &s
     }
     text.push_str("## Reproduce\n\nWith opt:\n\n```sh\n");
     text.push_str(&opt_commands(c, bug, &bug.reduced, program));
-    let driver = c.store.program(bug.program).ok().filter(|p| super::pairs::driver_path(c, p).is_file());
-    let exec = match (failure.kind == FailureKind::WrongCode, driver) {
-        (true, Some(_)) => format!(" --exec --driver {DRIVER}"),
-        (true, None) => " --exec".to_string(),
+    let exec = match (failure.kind == FailureKind::WrongCode, has_driver(c, bug)) {
+        (true, true) => format!(" --exec --driver {DRIVER}"),
+        (true, false) => " --exec".to_string(),
         (false, _) => String::new(),
     };
     let ctos_verify = match c.config.verify_each {

@@ -278,7 +278,11 @@ fn vote_on(c: &mut Campaign, program: i64, reference: &Execution) -> Result<()> 
     let checked = driver_path(c, &c.store.program(program)?).is_file();
     let verdict = match checked {
         true => Vote::WrongCode(
-            executions.iter().enumerate().filter_map(|(i, e)| execution_failure(e, reference).map(|f| (i, f))).collect(),
+            executions
+                .iter()
+                .enumerate()
+                .filter_map(|(i, e)| execution_failure(e, reference).map(|f| (i, f)))
+                .collect(),
         ),
         false => vote(&executions, reference),
     };

@@ -321,7 +321,8 @@ fn a_seed_without_main_is_run_by_a_generated_driver_that_shows_its_wrong_code_wi
         "seeds",
     ]);
     assert_eq!(code, 0, "{stderr}");
-    let program = programs(&out).into_iter().find(|p| p.origin["file"].as_str().is_some_and(|f| f.ends_with("srem.ll")));
+    let program =
+        programs(&out).into_iter().find(|p| p.origin["file"].as_str().is_some_and(|f| f.ends_with("srem.ll")));
     assert!(program.expect("the seed").reference.is_some(), "the seed was not executed");
     let stats: Value = serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
     assert_eq!(stats["programs_with_drivers"], 1, "{stats}");
@@ -338,7 +339,8 @@ fn a_seed_without_main_is_run_by_a_generated_driver_that_shows_its_wrong_code_wi
     let reduced = std::fs::read_to_string(folder.join("reduced.ll")).expect("a reduced program");
     assert!(reduced.contains("@other(i32 %a, i32 %b)") && !reduced.contains("%m = mul"), "{reduced}");
     assert!(reduced.contains("%r = srem i8 %BO1, %BO0"), "{reduced}");
-    let commands: Vec<&str> = readme.lines().filter(|l| l.starts_with("opt-19 ") || l.starts_with("llvm-link-19 ")).collect();
+    let commands: Vec<&str> =
+        readme.lines().filter(|l| l.starts_with("opt-19 ") || l.starts_with("llvm-link-19 ")).collect();
     // The reduced reproducer's three lines come first (the original program's follow).
     assert!(commands.len() >= 3 && commands[0].contains("reduced.ll"), "{readme}");
     let run = |line: &str| {

@@ -100,7 +100,9 @@ impl Described {
                     let param_types: Option<Vec<ValueType>> =
                         params.split(',').filter(|p| !p.is_empty()).map(ValueType::parse).collect();
                     match (why.is_empty(), ret_type, param_types) {
-                        (true, Some(None), _) | (true, _, None) => d.refused.push((name.to_string(), "its types".into())),
+                        (true, Some(None), _) | (true, _, None) => {
+                            d.refused.push((name.to_string(), "its types".into()))
+                        }
                         (true, ret, Some(params)) => d.callable.push(Callable {
                             name: name.to_string(),
                             ret: ret.flatten(),
@@ -222,16 +224,10 @@ pub fn choose_calls(described: &Described, seed: u64) -> Vec<Call> {
 #[derive(Debug, Clone)]
 pub struct GeneratedDriver {
     pub text: String,
-    /// Functions it calls.
-    pub functions: Vec<String>,
     pub calls: usize,
     /// Calls left out, by why: a kind of undefined behaviour or poison ([`ub_kind_name`]),
     /// memory never written, or a crash or timeout of the checked run.
     pub dropped: BTreeMap<String, usize>,
-    /// Functions it could not call, and why.
-    pub refused: Vec<(String, String)>,
-    /// Checks the instrumented copy held.
-    pub checks: u32,
 }
 
 /// Per call index, its printed line.
@@ -289,7 +285,6 @@ pub fn generate(
     // edge input, say).
     let limits = Limits { exec_timeout: limits.exec_timeout.min(CALLS_TIMEOUT), ..limits };
     let mut pool = Pool::new(1, limits, llvm_args.to_vec())?;
-    let mut checks = 0;
     for round in 0.. {
         if calls.is_empty() {
             return Ok(Err(format!("no call ran clean ({})", summary(&dropped))));
@@ -298,8 +293,7 @@ pub fn generate(
             bail!("the calls still changed after {ROUNDS} rounds of checking");
         }
         let mut bad: BTreeMap<usize, String> = BTreeMap::new();
-        let (mut checked, inserted) = module.instrumented_for_ub()?;
-        checks = inserted;
+        let (mut checked, _) = module.instrumented_for_ub()?;
         checked.set_driver_bytes(driver_text(&described, &calls).as_bytes(), "driver.ll")?;
         let run = reference_execution_filled(&mut pool, &mut checked, Some(fills[0]))?;
         for (call, kind) in broken_rules(&run.stdout) {
@@ -347,16 +341,7 @@ pub fn generate(
         }
         calls = calls.into_iter().enumerate().filter(|(k, _)| !bad.contains_key(k)).map(|(_, c)| c).collect();
     }
-    let mut functions: Vec<String> = calls.iter().map(|c| described.callable[c.function].name.clone()).collect();
-    functions.dedup();
-    Ok(Ok(GeneratedDriver {
-        text: driver_text(&described, &calls),
-        functions,
-        calls: calls.len(),
-        dropped,
-        refused: described.refused.clone(),
-        checks,
-    }))
+    Ok(Ok(GeneratedDriver { text: driver_text(&described, &calls), calls: calls.len(), dropped }))
 }
 
 /// Whether the calls of `module`'s generated driver run free of undefined behaviour and
