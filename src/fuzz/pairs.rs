@@ -85,14 +85,19 @@ fn with_generated_driver(c: &mut Campaign, program: &ProgramRow, subject: Subjec
         super::interesting::FILLS,
     );
     c.stats.spent_within("driver generation", started, "testing");
+    let record = match &generated {
+        Ok(outcome) => super::stats::DriverRecord::of(outcome),
+        Err(e) => super::stats::DriverRecord::failed(&format!("{e:#}")),
+    };
+    std::fs::write(path.with_extension("json"), serde_json::to_string(&record)?)?;
     match generated {
-        Ok(Ok(driver)) => {
+        Ok(crate::program::driver::DriverOutcome { driver: Ok(driver), .. }) => {
             std::fs::write(&path, &driver.text)?;
             drop(subject);
             load(c, program, c.config.limits())
         }
         // The program is still tested: the optimizer alone is judged.
-        Ok(Err(_)) | Err(_) => Ok(subject),
+        Ok(_) | Err(_) => Ok(subject),
     }
 }
 

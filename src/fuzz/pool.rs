@@ -122,11 +122,27 @@ pub(super) fn provenance(origin: &str) -> Option<String> {
             let edits: Vec<String> =
                 origin.get("edits")?.as_array()?.iter().filter_map(|e| Some(format!("* {}", e.as_str()?))).collect();
             Some(format!(
-                "\nThe program is an IR mutant of {} by these edits, in order:\n\n{}\n",
+                "\nThe program is an IR mutant of {} by these edits, in order:\n\n{}\n{}",
                 origin.get("seed_program")?.as_str()?,
-                edits.join("\n")
+                edits.join("\n"),
+                knob_note(&origin)
             ))
         }
+        "seeds" => Some(format!(
+            "\nThe program is the module of LLVM's test `{}`, run with its RUN line's options.\n{}",
+            origin.get("file")?.as_str()?,
+            knob_note(&origin)
+        )),
         _ => super::hermes_generator::provenance(&origin.to_string()),
+    }
+}
+
+/// What a seed's program changed of its RUN line's options, if anything.
+fn knob_note(origin: &serde_json::Value) -> String {
+    match origin.get("knob").and_then(|k| k.as_str()) {
+        Some(change) => format!(
+            "\nOne knob of the test's RUN line was changed (`{change}`); the commands above carry the new value.\n"
+        ),
+        None => String::new(),
     }
 }

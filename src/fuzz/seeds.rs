@@ -298,13 +298,62 @@ pub(super) fn candidates(c: &super::Campaign, seed: u64, count: usize) -> Result
         // A seed that went since the campaign started is one program fewer.
         let Ok(bytes) = crate::files::read_regular(Path::new(&s.file)) else { continue };
         let Ok(text) = crate::llvm::ir_text_of(&bytes) else { continue };
-        out.push(super::pool::Candidate {
-            suffix: format!("t{k:03}"),
-            body: super::pool::Body::Ir(text),
-            origin: origin_of(s),
-        });
+        let mut origin = origin_of(s);
+        if rng.random_ratio(1, KNOB_CHANGE_ONE_IN) {
+            if let Some((options, change)) = knob_changed(&mut rng, &s.options) {
+                origin["llvm_args"] = serde_json::json!(options);
+                origin["knob"] = serde_json::json!(change);
+            }
+        }
+        out.push(super::pool::Candidate { suffix: format!("t{k:03}"), body: super::pool::Body::Ir(text), origin });
     }
     Ok(out)
+}
+
+/// One in this many drawn seeds runs with one of its knobs changed: a test's thresholds and
+/// widths are set to reach one path of its pass, and the paths beside it are as untested.
+const KNOB_CHANGE_ONE_IN: u32 = 3;
+
+/// `options` with one knob (`-name=value`, a number or a boolean; not a target flag)
+/// changed, and `-name=old → new` to say so; None when the options have no knob.
+///
+/// A number moves to a neighbour or an edge of its own scale: a power of two stays one (a
+/// vector width or an interleave count must be), a negative threshold stays negative or
+/// becomes 0, and 0 and 1 swap with each other and 2. A value the LLVM refuses skips the
+/// program as any refused option does.
+pub fn knob_changed<R: Rng + ?Sized>(rng: &mut R, options: &[String]) -> Option<(Vec<String>, String)> {
+    let (_, rest) = TargetSpec::split_flags(options);
+    let knobs: Vec<(usize, &str, &str)> = options
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| rest.contains(o))
+        .filter_map(|(i, o)| {
+            let (name, value) = o.split_once('=')?;
+            (name.starts_with('-') && knob_values(value).is_some()).then_some((i, name, value))
+        })
+        .collect();
+    let &(i, name, value) = knobs.choose(rng)?;
+    let new = knob_values(value)?.choose(rng)?.clone();
+    let mut changed = options.to_vec();
+    changed[i] = format!("{name}={new}");
+    Some((changed, format!("{name}={value} → {new}")))
+}
+
+/// The values a knob's `value` may change to, or None when it is neither a number nor a
+/// boolean.
+fn knob_values(value: &str) -> Option<Vec<String>> {
+    let values: Vec<i64> = match value {
+        "true" => return Some(vec!["false".into()]),
+        "false" => return Some(vec!["true".into()]),
+        _ => match value.parse::<i64>().ok()? {
+            0 => vec![1, 2],
+            1 => vec![0, 2],
+            v if v > 1 && v.count_ones() == 1 => vec![v / 2, v * 2],
+            v if v > 1 => vec![v - 1, v + 1, v / 2, v * 2],
+            v => vec![0, v / 2, v.saturating_mul(2)],
+        },
+    };
+    Some(values.into_iter().map(|v| v.to_string()).collect())
 }
 
 /// The origin record of a seed's program: its file, options and own pipelines (which its
@@ -318,7 +367,10 @@ pub(super) fn origin_of(s: &SeedEntry) -> serde_json::Value {
 
 /// What a program made from the seed of `origin` keeps of it: its options and pipelines.
 pub(super) fn inherited(origin: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
-    ["llvm_args", "pipelines"].into_iter().filter_map(|k| Some((k.to_string(), origin.get(k)?.clone()))).collect()
+    ["llvm_args", "pipelines", "knob"]
+        .into_iter()
+        .filter_map(|k| Some((k.to_string(), origin.get(k)?.clone())))
+        .collect()
 }
 
 /// Whether the program of `origin` is a seed's or a seed's mutant.
@@ -448,5 +500,49 @@ mod tests {
                 "its RUN lines run no opt"
             ]
         );
+    }
+
+    #[test]
+    fn a_changed_knob_is_one_number_or_boolean_moved_to_a_neighbour_or_an_edge_never_a_target_flag() {
+        use rand::SeedableRng as _;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+        let options: Vec<String> = [
+            "-mtriple=x86_64--",
+            "-mcpu=i686",
+            "-force-vector-width=8",
+            "-enable-x=true",
+            "-slp-threshold=-50",
+            "-x=abc",
+        ]
+        .map(String::from)
+        .into();
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..200 {
+            let (changed, change) = knob_changed(&mut rng, &options).unwrap();
+            let differ: Vec<usize> = (0..options.len()).filter(|&i| changed[i] != options[i]).collect();
+            assert_eq!(differ.len(), 1, "{changed:?}");
+            let (name, new) = changed[differ[0]].split_once('=').unwrap();
+            assert_eq!(change, format!("{} → {new}", options[differ[0]]));
+            seen.insert(format!("{name}={new}"));
+        }
+        let expected = [
+            "-enable-x=false",
+            "-force-vector-width=16",
+            "-force-vector-width=4",
+            "-slp-threshold=-100",
+            "-slp-threshold=-25",
+            "-slp-threshold=0",
+        ];
+        assert_eq!(seen.into_iter().collect::<Vec<_>>(), expected);
+        assert_eq!(knob_changed(&mut rng, &options[..2]), None);
+        assert_eq!(knob_changed(&mut rng, &["-x=abc".to_string()]), None);
+
+        // A bug folder's README names the test and the knob changed.
+        let entry = SeedEntry { file: "t/vw.ll".into(), options: options.clone(), pipelines: vec![] };
+        let mut origin = origin_of(&entry);
+        origin["knob"] = serde_json::json!("-force-vector-width=8 → 16");
+        let told = crate::fuzz::pool::provenance(&origin.to_string()).unwrap();
+        assert!(told.contains("LLVM's test `t/vw.ll`") && told.contains("`-force-vector-width=8 → 16`"), "{told}");
+        assert!(!crate::fuzz::pool::provenance(&origin_of(&entry).to_string()).unwrap().contains("knob"));
     }
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 use indicatif::ProgressBar;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::store::{Store, TimelineRow};
 
@@ -51,14 +51,81 @@ struct Snapshot {
     by_generator: BTreeMap<String, super::store::GeneratorCounts>,
     /// Programs without `main` that a generated driver runs (see crate::program::driver).
     programs_with_drivers: usize,
+    /// What driver generation left out, over all programs without `main` it was tried on.
+    drivers: DriverStats,
     /// Where this run's `elapsed_seconds` went.
     seconds_by_phase: BTreeMap<&'static str, f64>,
     finished: bool,
 }
 
-fn programs_with_drivers(dir: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(dir.join("programs")) else { return 0 };
-    entries.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".driver.ll")).count()
+/// What driver generation made of one program without `main`, kept beside it
+/// (`programs/X.driver.json`) for stats.json's `drivers`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub(super) struct DriverRecord {
+    calls: usize,
+    /// Why it has no driver (the reason's first clause), when it has none.
+    none: Option<String>,
+    refused: BTreeMap<String, usize>,
+    dropped: BTreeMap<String, usize>,
+}
+
+impl DriverRecord {
+    pub(super) fn of(outcome: &crate::program::driver::DriverOutcome) -> DriverRecord {
+        let (calls, none) = match &outcome.driver {
+            Ok(driver) => (driver.calls, None),
+            Err(why) => (0, Some(why.split(" (").next().unwrap_or(why).to_string())),
+        };
+        DriverRecord { calls, none, refused: outcome.refused.clone(), dropped: outcome.dropped.clone() }
+    }
+
+    /// A generation that stopped on an error: the program is tested without a driver.
+    pub(super) fn failed(error: &str) -> DriverRecord {
+        DriverRecord { none: Some(format!("an error: {error}")), ..DriverRecord::default() }
+    }
+}
+
+/// [`DriverRecord`]s added up.
+#[derive(Debug, Default, Serialize)]
+struct DriverStats {
+    /// Programs without `main` that got no driver, by why.
+    programs_without: BTreeMap<String, usize>,
+    /// Calls the drivers make.
+    calls: usize,
+    /// Calls left out because the unoptimized run broke a rule, by rule.
+    calls_dropped: BTreeMap<String, usize>,
+    /// Functions no driver calls, by why.
+    functions_refused: BTreeMap<String, usize>,
+}
+
+/// Programs with a generated driver, and what generation left out of all it was tried on.
+fn drivers(dir: &Path) -> (usize, DriverStats) {
+    let mut stats = DriverStats::default();
+    let mut with = 0;
+    let Ok(entries) = std::fs::read_dir(dir.join("programs")) else { return (0, stats) };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let name = entry.file_name().to_string_lossy().to_string();
+        if name.ends_with(".driver.ll") {
+            with += 1;
+        }
+        if !name.ends_with(".driver.json") {
+            continue;
+        }
+        let Ok(record) = std::fs::read(entry.path()).map(|b| serde_json::from_slice::<DriverRecord>(&b)) else {
+            continue;
+        };
+        let Ok(record) = record else { continue };
+        if let Some(why) = record.none {
+            *stats.programs_without.entry(why).or_default() += 1;
+        }
+        stats.calls += record.calls;
+        for (why, n) in record.dropped {
+            *stats.calls_dropped.entry(why).or_default() += n;
+        }
+        for (why, n) in record.refused {
+            *stats.functions_refused.entry(why).or_default() += n;
+        }
+    }
+    (with, stats)
 }
 
 impl Stats {
@@ -111,6 +178,7 @@ impl Stats {
         }
         let elapsed = started.elapsed().as_secs_f64();
         let this_run = pairs - self.pairs_at_start;
+        let (programs_with_drivers, drivers) = drivers(dir);
         Ok(Snapshot {
             llvm_version: super::recorded_llvm_version(store)?,
             iteration: self.iteration,
@@ -127,7 +195,8 @@ impl Stats {
             emi_mismatches: store.programs_with_status("emi-mismatch")?,
             known_elsewhere: store.failures_resolved_as(super::bugs::ELSEWHERE)?,
             by_generator: store.by_generator()?,
-            programs_with_drivers: programs_with_drivers(dir),
+            programs_with_drivers,
+            drivers,
             seconds_by_phase: self.phases.clone(),
             finished,
         })

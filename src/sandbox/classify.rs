@@ -68,6 +68,27 @@ fn describe_crash(crash: &Crash) -> String {
     }
 }
 
+/// A crash inside the IR verifier, as invalid IR with the verifier's last message: the
+/// verifier met IR too broken to check or print, mostly an operand freed while still used
+/// (the poisoned heap makes reading it fault at once). The pass before that verification
+/// broke the IR. Where the read faults varies with what ran since (one structurizecfg bug
+/// on LLVM 23 made three folders, each at another frame); the verifier's message does not.
+fn crashed_verifying(crash: &Crash, stderr: &str) -> Option<String> {
+    let verifying = crash
+        .frames
+        .iter()
+        .any(|f| f.ends_with("Verifier::verify") || f == "llvm::verifyFunction" || f == "llvm::verifyModule");
+    if !verifying || crash.assertion.is_some() {
+        return None;
+    }
+    let said = stderr.lines().map(str::trim).rfind(|l| l.ends_with('!') || l.ends_with('.'));
+    Some(format!(
+        "{} [the IR verifier crashed reading it: {}]",
+        said.unwrap_or("IR the verifier cannot read"),
+        signal_name(crash.signal)
+    ))
+}
+
 /// The verifier's own lines from stderr (with verify-each it prints them, then LLVM
 /// reports the fatal error that names the pass).
 fn verifier_text(stderr: &str, fatal: &str) -> String {
@@ -140,9 +161,13 @@ pub(super) fn classify<'a>(
             (Outcome::InvalidIr, message.trim().lines().take(4).collect::<Vec<_>>().join(" | "))
         } else if let Some(RawCrash { signal, fault, trace, .. }) = &e.crash {
             let crash = crash_of(*signal, *fault, trace, &objects(), &stderr);
+            let verifying = crashed_verifying(&crash, &stderr);
             let message = describe_crash(&crash);
             run.crash = Some(crash);
-            (Outcome::Crash, message)
+            match verifying {
+                Some(said) => (Outcome::InvalidIr, said),
+                None => (Outcome::Crash, message),
+            }
         } else if let Some(signal) = signaled {
             // SIGKILL we did not send is the kernel's OOM killer.
             if signal == libc::SIGKILL {
@@ -397,5 +422,37 @@ mod tests {
         assert!(cut.starts_with("[… ") && cut.ends_with('é'));
         assert!(cut.len() < text.len());
         assert_eq!(tail("short", 100), "short");
+    }
+
+    /// A crash inside the verifier is the broken IR it was reading: the failure is the
+    /// verifier's message, the same wherever the read faulted.
+    #[test]
+    fn a_crash_inside_the_ir_verifier_is_invalid_ir_named_by_the_verifiers_message() {
+        let crash_at = |top: &str, below: &[&str]| Crash {
+            signal: libc::SIGSEGV,
+            fault_addr: 0xa5a5_a5a5_a5a5_a5a5,
+            frames: std::iter::once(top).chain(below.iter().copied()).map(String::from).collect(),
+            assertion: None,
+            stack: Vec::new(),
+        };
+        let verifier = ["llvm::Value::print", "(anonymous namespace)::Verifier::verify", "llvm::verifyFunction"];
+        let stderr = "CatchPadInst needs to be directly nested in a CatchSwitchInst.\n  %c = catchpad within ";
+        let one = crashed_verifying(&crash_at("getModuleFromVal", &verifier), stderr);
+        let other =
+            crashed_verifying(&crash_at("(anonymous namespace)::AssemblyWriter::AssemblyWriter", &verifier), stderr);
+        assert_eq!(one, other);
+        assert_eq!(
+            one.as_deref(),
+            Some("CatchPadInst needs to be directly nested in a CatchSwitchInst. [the IR verifier crashed reading it: SIGSEGV]")
+        );
+        assert!(crashed_verifying(&crash_at("llvm::verifyModule", &[]), "")
+            .unwrap()
+            .starts_with("IR the verifier cannot read"));
+        // A crash in a pass, or in an analysis's own verification, stays a crash.
+        assert_eq!(
+            crashed_verifying(&crash_at("llvm::InstCombinerImpl::run", &["llvm::InstCombinePass::run"]), stderr),
+            None
+        );
+        assert_eq!(crashed_verifying(&crash_at("llvm::ScalarEvolution::verify", &[]), stderr), None);
     }
 }

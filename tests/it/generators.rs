@@ -326,6 +326,13 @@ fn a_seed_without_main_is_run_by_a_generated_driver_that_shows_its_wrong_code_wi
     assert!(program.expect("the seed").reference.is_some(), "the seed was not executed");
     let stats: Value = serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
     assert_eq!(stats["programs_with_drivers"], 1, "{stats}");
+    // `shl nsw X, 7` overflows for most inputs: those calls are counted as dropped, by rule.
+    let drivers = &stats["drivers"];
+    assert!(drivers["calls"].as_u64().is_some_and(|n| n > 0), "{stats}");
+    assert!(
+        drivers["calls_dropped"]["an nsw or nuw operation that overflows"].as_u64().is_some_and(|n| n > 0),
+        "{stats}"
+    );
     let folders: Vec<_> = std::fs::read_dir(out.join("bugs")).unwrap().map(|e| e.unwrap().path()).collect();
     let folder = folders.iter().find(|f| f.join("driver.ll").is_file()).expect("a bug folder with the driver");
     let outcome: Value = serde_json::from_str(&std::fs::read_to_string(folder.join("outcome.json")).unwrap()).unwrap();

@@ -225,9 +225,37 @@ pub fn choose_calls(described: &Described, seed: u64) -> Vec<Call> {
 pub struct GeneratedDriver {
     pub text: String,
     pub calls: usize,
+}
+
+/// What [`generate`] made of a module, and what it left out on the way.
+#[derive(Debug, Clone)]
+pub struct DriverOutcome {
+    /// The driver, or why there is none.
+    pub driver: std::result::Result<GeneratedDriver, String>,
+    /// Functions it could not call, counted by why, names left out (`a call of @…, which
+    /// it cannot run`): what a campaign's seeds hold that the checks do not cover.
+    pub refused: BTreeMap<String, usize>,
     /// Calls left out, by why: a kind of undefined behaviour or poison ([`ub_kind_name`]),
     /// memory never written, or a crash or timeout of the checked run.
     pub dropped: BTreeMap<String, usize>,
+}
+
+/// `why` with the names of functions left out, so that reasons count together.
+fn without_names(why: &str) -> String {
+    let mut out = String::new();
+    let mut in_name = false;
+    for ch in why.chars() {
+        if ch == '@' {
+            in_name = true;
+            out.push_str("@…");
+        } else if in_name && (ch == ',' || ch == ' ') {
+            in_name = false;
+        }
+        if !in_name {
+            out.push(ch);
+        }
+    }
+    out
 }
 
 /// Per call index, its printed line.
@@ -260,7 +288,7 @@ fn ended_in(execution: &Execution, calls: usize) -> Option<usize> {
     (0..calls).find(|c| !printed.contains_key(c) && !broken.contains(c))
 }
 
-/// A driver for `module` (which must have no `main`), from `seed`; None, with why, when it
+/// A driver for `module` (which must have no `main`), from `seed`; none, with why, when it
 /// has no function a driver can call or every call broke a rule. `limits` bound each run;
 /// `fills` are the two bytes fresh memory is filled with.
 pub fn generate(
@@ -269,8 +297,28 @@ pub fn generate(
     limits: Limits,
     seed: u64,
     fills: [u8; 2],
-) -> Result<std::result::Result<GeneratedDriver, String>> {
+) -> Result<DriverOutcome> {
     let described = Described::of(module);
+    let mut refused: BTreeMap<String, usize> = BTreeMap::new();
+    for (_, why) in &described.refused {
+        *refused.entry(without_names(why)).or_default() += 1;
+    }
+    let mut dropped = BTreeMap::new();
+    let driver = checked_calls(module, &described, llvm_args, limits, seed, fills, &mut dropped)?;
+    Ok(DriverOutcome { driver, refused, dropped })
+}
+
+/// [`generate`]'s driver: the calls chosen for `described`, less those whose checked or
+/// twice-filled runs are not clean (counted in `dropped`), until a round drops none.
+fn checked_calls(
+    module: &IrModule,
+    described: &Described,
+    llvm_args: &[String],
+    limits: Limits,
+    seed: u64,
+    fills: [u8; 2],
+    dropped: &mut BTreeMap<String, usize>,
+) -> Result<std::result::Result<GeneratedDriver, String>> {
     if described.callable.is_empty() {
         let why: Vec<String> = described.refused.iter().map(|(f, why)| format!("@{f}: {why}")).collect();
         return Ok(Err(match why.is_empty() {
@@ -278,8 +326,7 @@ pub fn generate(
             false => format!("no function a driver can call ({})", why.join("; ")),
         }));
     }
-    let mut calls = choose_calls(&described, seed);
-    let mut dropped: BTreeMap<String, usize> = BTreeMap::new();
+    let mut calls = choose_calls(described, seed);
     // The functions of LLVM's tests run in microseconds: a run of all their calls (code
     // generation included) still going after two seconds loops (on a trip count from an
     // edge input, say).
@@ -287,14 +334,14 @@ pub fn generate(
     let mut pool = Pool::new(1, limits, llvm_args.to_vec())?;
     for round in 0.. {
         if calls.is_empty() {
-            return Ok(Err(format!("no call ran clean ({})", summary(&dropped))));
+            return Ok(Err(format!("no call ran clean ({})", summary(dropped))));
         }
         if round == ROUNDS {
             bail!("the calls still changed after {ROUNDS} rounds of checking");
         }
         let mut bad: BTreeMap<usize, String> = BTreeMap::new();
         let (mut checked, _) = module.instrumented_for_ub()?;
-        checked.set_driver_bytes(driver_text(&described, &calls).as_bytes(), "driver.ll")?;
+        checked.set_driver_bytes(driver_text(described, &calls).as_bytes(), "driver.ll")?;
         let run = reference_execution_filled(&mut pool, &mut checked, Some(fills[0]))?;
         for (call, kind) in broken_rules(&run.stdout) {
             bad.insert(call, ub_kind_name(kind).to_string());
@@ -315,7 +362,7 @@ pub fn generate(
         }
         if bad.is_empty() {
             // Memory never written: the plain driver with fresh memory filled two ways.
-            let plain = driver_text(&described, &calls);
+            let plain = driver_text(described, &calls);
             let mut outputs = Vec::new();
             for fill in fills {
                 let mut copy = module.copy_without_driver()?;
@@ -341,7 +388,7 @@ pub fn generate(
         }
         calls = calls.into_iter().enumerate().filter(|(k, _)| !bad.contains_key(k)).map(|(_, c)| c).collect();
     }
-    Ok(Ok(GeneratedDriver { text: driver_text(&described, &calls), calls: calls.len(), dropped }))
+    Ok(Ok(GeneratedDriver { text: driver_text(described, &calls), calls: calls.len() }))
 }
 
 /// Whether the calls of `module`'s generated driver run free of undefined behaviour and

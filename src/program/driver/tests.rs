@@ -12,8 +12,10 @@ fn module(ir: &str) -> IrModule {
     IrModule::from_bytes(ir.as_bytes(), "test.ll", &TargetSpec::default()).unwrap()
 }
 
-fn driver_for(ir: &str) -> GeneratedDriver {
-    generate(&module(ir), &[], Limits::default(), 7, FILLS).unwrap().unwrap()
+/// The driver generated for `ir`, and the calls dropped on the way by why.
+fn driver_for(ir: &str) -> (GeneratedDriver, BTreeMap<String, usize>) {
+    let outcome = generate(&module(ir), &[], Limits::default(), 7, FILLS).unwrap();
+    (outcome.driver.unwrap(), outcome.dropped)
 }
 
 /// Output of the module's functions under `passes`, called by `driver`.
@@ -30,8 +32,8 @@ fn output_after(ir: &str, driver: &GeneratedDriver, passes: &str) -> String {
 #[test]
 fn calls_whose_nsw_addition_overflows_are_dropped_so_the_fold_shows_no_difference() {
     let ir = "define i1 @f(i8 %x) {\n  %y = add nsw i8 %x, 1\n  %c = icmp sgt i8 %y, %x\n  ret i1 %c\n}\n";
-    let driver = driver_for(ir);
-    assert_eq!(driver.dropped.get(UB_KINDS[0]), Some(&1), "{:?}", driver.dropped);
+    let (driver, dropped) = driver_for(ir);
+    assert_eq!(dropped.get(UB_KINDS[0]), Some(&1), "{:?}", dropped);
     assert!(!driver.text.contains("@f(i8 127)"), "{}", driver.text);
     assert_eq!(output_after(ir, &driver, ""), output_after(ir, &driver, "instcombine"));
     assert!(output_after(ir, &driver, "").contains("@f(i8 -1) -> 1"));
@@ -42,8 +44,8 @@ fn calls_whose_nsw_addition_overflows_are_dropped_so_the_fold_shows_no_differenc
 #[test]
 fn calls_that_shift_by_the_bit_width_are_dropped() {
     let ir = "define i1 @g(i8 %s) {\n  %a = shl i8 1, %s\n  %c = icmp eq i8 %a, 0\n  ret i1 %c\n}\n";
-    let driver = driver_for(ir);
-    assert!(driver.dropped.get(UB_KINDS[2]).is_some_and(|&n| n >= 2), "{:?}", driver.dropped);
+    let (driver, dropped) = driver_for(ir);
+    assert!(dropped.get(UB_KINDS[2]).is_some_and(|&n| n >= 2), "{:?}", dropped);
     assert_eq!(output_after(ir, &driver, ""), output_after(ir, &driver, "instcombine"));
 }
 
@@ -52,8 +54,8 @@ fn calls_that_shift_by_the_bit_width_are_dropped() {
 #[test]
 fn a_store_through_a_pointer_argument_shows_in_the_output_and_one_past_the_memory_is_dropped() {
     let ir = "define void @h(ptr %p, i64 %i, i32 %v) {\n  %q = getelementptr i32, ptr %p, i64 %i\n  store i32 %v, ptr %q, align 4\n  ret void\n}\n";
-    let driver = driver_for(ir);
-    assert!(driver.dropped.contains_key(RUNTIME_KINDS[0]), "{:?}", driver.dropped);
+    let (driver, dropped) = driver_for(ir);
+    assert!(dropped.contains_key(RUNTIME_KINDS[0]), "{:?}", dropped);
     let out = output_after(ir, &driver, "");
     let hashes: std::collections::HashSet<&str> = out.lines().filter_map(|l| l.split("mem=").nth(1)).collect();
     assert!(hashes.len() > 1, "{out}");
@@ -67,7 +69,18 @@ fn functions_it_cannot_check_are_refused_with_the_reason() {
               define i32 @c(i32 %x) {\n  %y = call i32 @a(i32 %x)\n  ret i32 %y\n}\n\
               define <2 x i8> @d(<2 x i8> %x) {\n  %r = srem <2 x i8> %x, <i8 -42, i8 undef>\n  ret <2 x i8> %r\n}\n\
               define <8 x i32> @e(<8 x i32> %x) {\n  ret <8 x i32> %x\n}\n";
-    let why = generate(&module(ir), &[], Limits::default(), 7, FILLS).unwrap().unwrap_err();
+    let outcome = generate(&module(ir), &[], Limits::default(), 7, FILLS).unwrap();
+    let refused: Vec<(&str, usize)> = outcome.refused.iter().map(|(why, n)| (why.as_str(), *n)).collect();
+    assert_eq!(
+        refused,
+        [
+            ("a call of @…, which it cannot run", 1),
+            ("an undef or poison operand", 2),
+            ("it calls @…, which has a call of @…, which it cannot run", 1),
+            ("its return type", 1)
+        ]
+    );
+    let why = outcome.driver.unwrap_err();
     assert!(why.contains("@a: a call of @ext, which it cannot run"), "{why}");
     assert!(why.contains("@b: an undef or poison operand"), "{why}");
     assert!(why.contains("@c: it calls @a"), "{why}");
@@ -81,8 +94,8 @@ fn functions_it_cannot_check_are_refused_with_the_reason() {
 #[test]
 fn a_read_of_memory_never_written_is_dropped() {
     let ir = "define i32 @u(i32 %x) {\n  %a = alloca i32, align 4\n  %c = icmp sgt i32 %x, 5\n  br i1 %c, label %w, label %r\nw:\n  store i32 %x, ptr %a, align 4\n  br label %r\nr:\n  %v = load i32, ptr %a, align 4\n  ret i32 %v\n}\n";
-    let driver = driver_for(ir);
-    assert!(driver.dropped.get("a read of memory it never wrote").is_some_and(|&n| n >= 3), "{:?}", driver.dropped);
+    let (driver, dropped) = driver_for(ir);
+    assert!(dropped.get("a read of memory it never wrote").is_some_and(|&n| n >= 3), "{:?}", dropped);
     assert!(driver.calls >= 1);
 }
 
@@ -93,7 +106,7 @@ fn a_read_of_memory_never_written_is_dropped() {
 fn dev_bug_121584s_function_alone_shows_its_miscompilation_through_a_generated_driver() {
     let ir =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/bench/bugs/121584/repro.ll")).unwrap();
-    let driver = driver_for(&ir);
+    let (driver, _) = driver_for(&ir);
     let (before, after) = (output_after(&ir, &driver, ""), output_after(&ir, &driver, "instcombine"));
     let line = |out: &str| out.lines().find(|l| l.contains("(i8 -1)")).map(str::to_string);
     assert_ne!(line(&before), line(&after), "{before}\n{after}");
