@@ -117,6 +117,12 @@ pub(super) fn reduce_while_failing(
     seq: &Sequence,
 ) -> Option<Sequence> {
     let render = c.config.render();
+    // A sequence of the user's (`--sequences`) may run a pass without its preconditions:
+    // its candidates do too, or they would fail otherwise than it did.
+    let preconditioned = |s: &Sequence| match with_preconditions(seq, &c.catalog) == *seq {
+        true => with_preconditions(s, &c.catalog),
+        false => s.clone(),
+    };
     let mut tests = 0;
     let stop: std::cell::Cell<Option<std::time::Instant>> = std::cell::Cell::new(None);
     let mut cache = ExecCache::default();
@@ -126,7 +132,7 @@ pub(super) fn reduce_while_failing(
             .map(|candidate| {
                 tests += 1;
                 // Reduction must not strip a pass its precondition (lower-switch before structurizecfg).
-                let candidate = with_preconditions(candidate, &c.catalog);
+                let candidate = preconditioned(candidate);
                 let open = tests <= MAX_TESTS && stop.get().is_none_or(|at| std::time::Instant::now() < at);
                 open.then(|| render_with(&candidate, &c.catalog, &render).ok()).flatten()
             })
@@ -150,7 +156,24 @@ pub(super) fn reduce_while_failing(
         return None;
     }
     stop.set(Some(std::time::Instant::now() + reduction_budget(c)));
-    Some(with_preconditions(&reduce_batched(seq, c.jobs, &mut fails_each), &c.catalog))
+    let mut reduced = preconditioned(&reduce_batched(seq, c.jobs, &mut fails_each));
+    // Reduction drops a precondition whenever the pass it precedes stays (it comes back
+    // with that pass), so a failure inside a precondition ended blamed on the pass after
+    // it (unify-loop-exits crashed; the folder said structurizecfg). The tail goes while
+    // the failure stays without it, and what is left is reduced again.
+    let mut trimmed = false;
+    while reduced.passes().len() > 1 {
+        let last = reduced.passes().len() - 1;
+        let shorter = reduced.retain_passes(|i| i < last);
+        if !fails_each(std::slice::from_ref(&shorter))[0] {
+            break;
+        }
+        (reduced, trimmed) = (shorter, true);
+    }
+    if trimmed {
+        reduced = preconditioned(&reduce_batched(&reduced, c.jobs, &mut fails_each));
+    }
+    Some(reduced)
 }
 
 fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<()> {
@@ -187,7 +210,8 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
             return c.store.resolve_failure(f.id, ELSEWHERE, None);
         }
     }
-    let oracle = Oracle::of(failure.clone(), l.reference.clone());
+    let mut oracle = Oracle::of(failure.clone(), l.reference.clone());
+    oracle.fault_in = crate::oracle::fault_pass(&failure, &frames);
     let Some(reduced) = reduce_while_failing(c, &mut l.subject, l.reference.is_some(), &oracle, &seq) else {
         return c.store.resolve_failure(f.id, "not-reproduced", None);
     };

@@ -299,7 +299,7 @@ fn establish_oracle(
             f
         }
     };
-    let oracle = Oracle { expected, reference, pattern, script, crash_in: None };
+    let oracle = Oracle { expected, reference, pattern, script, crash_in: None, fault_in: None };
     if oracle.judge(&run, buggy)? != Verdict::Same {
         bail!(Inapplicable("the failure does not reproduce: the run does not match --pattern".into()));
     }

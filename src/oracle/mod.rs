@@ -206,12 +206,24 @@ pub struct Oracle {
     /// Once the culprit pass is known: a crash inside it is the failure under study
     /// whatever its top frame (one fault can crash in several places of its pass).
     pub crash_in: Option<String>,
+    /// For a fault (a signal, no assertion) while reducing: the innermost pass-run frame of
+    /// the failure under study (`llvm::UnifyLoopExitsPass::run`, see [`fault_pass`]). A
+    /// fault under it is the failure whatever its top frame: a pass that corrupts memory
+    /// faults wherever the bad read falls, and that moves with every change of the heap.
+    pub fault_in: Option<String>,
+}
+
+/// The innermost frame of `frames` that is a pass's `run`, for a crash by a signal (an
+/// assertion names its failure by its text instead).
+pub fn fault_pass(failure: &Failure, frames: &[String]) -> Option<String> {
+    let fault = failure.kind == FailureKind::Crash && !failure.signature.starts_with(ASSERTION);
+    fault.then(|| frames.iter().find(|f| f.ends_with("Pass::run")).cloned()).flatten()
 }
 
 impl Oracle {
     /// Recognize `expected` by kind and signature alone (as campaigns and reducers do).
     pub fn of(expected: Failure, reference: Option<Execution>) -> Oracle {
-        Oracle { expected, reference, pattern: None, script: None, crash_in: None }
+        Oracle { expected, reference, pattern: None, script: None, crash_in: None, fault_in: None }
     }
 
     /// Whether runs must execute the program to be judged.
@@ -248,6 +260,7 @@ impl Oracle {
             None => Verdict::Passes,
             Some(f) if self.expected.matches(&f) && self.pattern_matches(run) => Verdict::Same,
             Some(f) if self.crashed_in_culprit(&f, run, pipeline) => Verdict::Same,
+            Some(f) if self.fault_in.is_some() && fault_pass(&f, &crash_frames(run)) == self.fault_in => Verdict::Same,
             Some(f) => Verdict::Other(f),
         })
     }
@@ -381,6 +394,11 @@ pub fn bug_key(failure: &Failure, reduced: &Sequence, frames: &[String]) -> (Str
         }
     };
     (key, last)
+}
+
+/// The frames of `run`'s crash, innermost first (none without a crash).
+fn crash_frames(run: &Run) -> Vec<String> {
+    run.crash.as_ref().map(|c| c.frames.clone()).unwrap_or_default()
 }
 
 #[cfg(test)]

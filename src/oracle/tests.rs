@@ -310,3 +310,22 @@ fn once_the_culprit_is_known_a_crash_inside_it_is_the_same_failure_whatever_its_
     let fatal = Run { failed_in_element: Some(1), ..run(Outcome::Fatal, "x") };
     assert!(matches!(oracle.judge(&fatal, pipeline).unwrap(), Verdict::Other(_)));
 }
+
+/// While reducing a fault: a crash by the same signal under the same pass's `run` is the
+/// failure under study, wherever in that pass the bad read fell.
+#[test]
+fn a_fault_under_the_same_pass_run_is_the_same_failure_whatever_its_top_frame() {
+    let frames = ["llvm::BasicBlock::replacePhiUsesWith", "llvm::SplitCallBrEdge", "llvm::UnifyLoopExitsPass::run"];
+    let first = crashed(libc::SIGSEGV, &frames);
+    let expected = fails(observe(&first, None));
+    let mut oracle = Oracle::of(expected.clone(), None);
+    oracle.fault_in = fault_pass(&expected, &first.crash.as_ref().unwrap().frames);
+    assert_eq!(oracle.fault_in.as_deref(), Some("llvm::UnifyLoopExitsPass::run"));
+    let elsewhere = crashed(libc::SIGSEGV, &["llvm::Value::getName", "llvm::UnifyLoopExitsPass::run"]);
+    assert_eq!(oracle.judge(&elsewhere, "p").unwrap(), Verdict::Same);
+    let other_pass = crashed(libc::SIGSEGV, &["llvm::Value::getName", "llvm::StructurizeCFGPass::run"]);
+    assert!(matches!(oracle.judge(&other_pass, "p").unwrap(), Verdict::Other(_)));
+    // An assertion is named by its text, never by where it stopped.
+    let asserted = Failure { kind: FailureKind::Crash, signature: format!("{ASSERTION}x") };
+    assert_eq!(fault_pass(&asserted, &frames.map(String::from)), None);
+}

@@ -151,6 +151,32 @@ fn a_known_failure_is_found_reduced_to_its_pass_and_reported_once() {
     assert_eq!(stats["rejected_pairs"], 0);
 }
 
+/// A failure inside a pass that runs only as another's precondition (unify-loop-exits
+/// before structurizecfg) is that pass's: reduction drops a precondition whenever its pass
+/// stays, so it ended blamed on structurizecfg. LLVM 22 (and 23.1.4): unify-loop-exits
+/// crashes on a loop left by an invoke's unwind edge.
+#[cfg(feature = "llvm22")]
+#[test]
+fn a_crash_inside_a_precondition_pass_is_blamed_on_that_pass() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    let ir = "define void @wombat() personality ptr null {\nbb:\n  br label %bb2\n\nbb2:\n  \
+              %invoke = invoke double null()\n          to label %bb2 unwind label %bb3\n\nbb3:\n  \
+              %landingpad = landingpad { ptr, i32 }\n          cleanup\n  ret void\n}\n";
+    std::fs::write(programs.join("unwind.ll"), ir).unwrap();
+    let sequences = work.path().join("sequences.txt");
+    std::fs::write(&sequences, "sroa,lower-switch,fix-irreducible,unify-loop-exits,structurizecfg,dce\n").unwrap();
+    let out = work.path().join("campaign");
+    let (code, _, stderr) = fuzz_fixed(&out, &programs, &sequences, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let bugs = report(&out)["bugs"].as_array().unwrap().clone();
+    assert_eq!(bugs.len(), 1, "{bugs:?}");
+    assert_eq!(bugs[0]["kind"], "crash", "{bugs:?}");
+    assert_eq!(bugs[0]["pass"], "unify-loop-exits", "{bugs:?}");
+    assert_eq!(bugs[0]["reduced"], "function(unify-loop-exits)", "{bugs:?}");
+}
+
 /// The pairs committed to a campaign's store, read directly (the campaign may be running):
 /// (program, sequence, outcome, IR hash, milliseconds). A pair run again gets a new time.
 fn committed_pairs(dir: &Path) -> Vec<(i64, i64, String, Option<String>, f64)> {

@@ -264,6 +264,7 @@ impl Evaluator<'_> {
                 pattern: self.oracle.pattern.clone(),
                 script: None,
                 crash_in: self.oracle.crash_in.clone(),
+                fault_in: self.oracle.fault_in.clone(),
             };
             let verdict = oracle.judge(&run, &self.pipeline)?;
             let trace = run.trace.take().unwrap_or_default();
