@@ -86,7 +86,8 @@ pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
     findings.production_only = outside_production(c, findings.pipeline(bug)).map(|o| o.is_empty());
     if serde_json::to_value(&findings)? != before || !folder.join("ISSUE.md").is_file() {
         findings.write(&folder)?;
-        lead_readme_with(&folder, &readme_section(c, bug, &findings, &program))?;
+        let title = format!("# {} in `{}`", bug.kind, findings.culprit(bug));
+        lead_readme_with(&folder, &title, &readme_section(c, bug, &findings, &program))?;
         std::fs::write(folder.join("ISSUE.md"), issue_text(c, bug, &findings, &folder, &program))?;
     }
     Ok(())

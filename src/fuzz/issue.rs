@@ -288,10 +288,15 @@ fn suspects_lines(s: &Suspects) -> String {
 }
 
 /// Put `section` at the head of the README in `folder` (before "## Reproduce"),
-/// replacing an earlier one.
-pub fn lead_readme_with(folder: &Path, section: &str) -> Result<()> {
+/// replacing an earlier one, under the title `title`: the folder was named before its
+/// program was reduced, and the reduced program may fail under an earlier pass.
+pub fn lead_readme_with(folder: &Path, title: &str, section: &str) -> Result<()> {
     let path = folder.join("README.md");
     let mut text = std::fs::read_to_string(&path)?;
+    if text.starts_with("# ") {
+        let end = text.find('\n').unwrap_or(text.len());
+        text.replace_range(..end, title);
+    }
     if let Some(start) = text.find("## Reduced reproducer\n") {
         let end = text[start..].find("## Reproduce\n").map_or(text.len(), |e| start + e);
         text.replace_range(start..end, "");
@@ -531,6 +536,16 @@ mod tests {
             ..Suspects::default()
         });
         assert!(title(&bug, &findings).starts_with("[LoopSimplifyCFG] crash"), "{}", title(&bug, &findings));
+    }
+
+    #[test]
+    fn the_readme_leads_with_the_title_of_the_reduced_culprit() {
+        let folder = tempfile::tempdir().unwrap();
+        let old = "# crash in `loop-unroll-full`\n\nSIGABRT\n\n## Reduced reproducer\nold\n## Reproduce\nx\n";
+        std::fs::write(folder.path().join("README.md"), old).unwrap();
+        lead_readme_with(folder.path(), "# crash in `loop-simplifycfg`", "## Reduced reproducer\nnew\n").unwrap();
+        let text = std::fs::read_to_string(folder.path().join("README.md")).unwrap();
+        assert_eq!(text, "# crash in `loop-simplifycfg`\n\nSIGABRT\n\n## Reduced reproducer\nnew\n## Reproduce\nx\n");
     }
 
     #[test]
