@@ -80,7 +80,9 @@ impl DriverRecord {
 
     /// A generation that stopped on an error: the program is tested without a driver.
     pub(super) fn failed(error: &str) -> DriverRecord {
-        DriverRecord { none: Some(format!("an error: {error}")), ..DriverRecord::default() }
+        // The first line: a verifier's complaint goes on with the IR it names.
+        let first = error.lines().next().unwrap_or(error);
+        DriverRecord { none: Some(format!("an error: {first}")), ..DriverRecord::default() }
     }
 }
 

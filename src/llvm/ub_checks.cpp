@@ -91,6 +91,13 @@ std::string bodyProblem(Function &F) {
       return "fast-math flags (not checked)";
     if (I.getType()->isVectorTy() && isa<ScalableVectorType>(I.getType()))
       return "scalable vectors";
+    // The checks know the memory of address space 0; another space's pointer may name
+    // other memory (a segment, a GPU's local memory) with its own rules.
+    for (Value *Op : I.operands())
+      if (Op->getType()->isPtrOrPtrVectorTy() && Op->getType()->getPointerAddressSpace() != 0)
+        return "pointers of another address space than 0";
+    if (I.getType()->isPtrOrPtrVectorTy() && I.getType()->getPointerAddressSpace() != 0)
+      return "pointers of another address space than 0";
     auto *Call = dyn_cast<CallBase>(&I);
     if (!Call)
       continue;

@@ -68,7 +68,8 @@ fn functions_it_cannot_check_are_refused_with_the_reason() {
               define i32 @b(i32 %x) {\n  %y = add i32 %x, undef\n  ret i32 %y\n}\n\
               define i32 @c(i32 %x) {\n  %y = call i32 @a(i32 %x)\n  ret i32 %y\n}\n\
               define <2 x i8> @d(<2 x i8> %x) {\n  %r = srem <2 x i8> %x, <i8 -42, i8 undef>\n  ret <2 x i8> %r\n}\n\
-              define <8 x i32> @e(<8 x i32> %x) {\n  ret <8 x i32> %x\n}\n";
+              define <8 x i32> @e(<8 x i32> %x) {\n  ret <8 x i32> %x\n}\n\
+              define i32 @s(ptr %p) {\n  %q = addrspacecast ptr %p to ptr addrspace(3)\n  %v = load i32, ptr addrspace(3) %q\n  ret i32 %v\n}\n";
     let outcome = generate(&module(ir), &[], Limits::default(), 7, FILLS).unwrap();
     let refused: Vec<(&str, usize)> = outcome.refused.iter().map(|(why, n)| (why.as_str(), *n)).collect();
     assert_eq!(
@@ -77,7 +78,8 @@ fn functions_it_cannot_check_are_refused_with_the_reason() {
             ("a call of @…, which it cannot run", 1),
             ("an undef or poison operand", 2),
             ("it calls @…, which has a call of @…, which it cannot run", 1),
-            ("its return type", 1)
+            ("its return type", 1),
+            ("pointers of another address space than 0", 1)
         ]
     );
     let why = outcome.driver.unwrap_err();
