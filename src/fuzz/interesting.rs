@@ -266,6 +266,9 @@ impl Interesting {
             parts.extend(["--baseline".to_string(), q(&baseline.display().to_string())]);
         }
         if let Some(driver) = &self.driver {
+            // The reducer runs the script in a directory of its own: a campaign folder
+            // given as a relative --out made every candidate "not interesting".
+            let driver = std::path::absolute(driver).unwrap_or_else(|_| driver.clone());
             parts.extend(["--driver".to_string(), q(&driver.display().to_string())]);
         }
         if let Some(best) = &self.keep_smallest {
@@ -387,6 +390,28 @@ mod tests {
         assert!(checked(true).kept_by(&checked(true)));
         assert!(!checked(true).kept_by(&checked(false)));
         assert!(!checked(true).kept_by(&base(original)));
+    }
+
+    /// The reducer runs the script in a directory of its own: the driver of a campaign
+    /// whose --out was relative must still be found.
+    #[test]
+    fn the_reducers_script_names_the_driver_by_its_absolute_path() {
+        let check = Interesting {
+            failure: Failure { kind: FailureKind::WrongCode, signature: "output differs".into() },
+            pipeline: "function(sroa)".into(),
+            verify_each: crate::llvm::VerifyEach::Off,
+            llvm_args: Vec::new(),
+            limits: Limits::default(),
+            llvm: Llvm::Linked,
+            culprit: None,
+            baseline: None,
+            driver: Some(PathBuf::from("camp/bugs/0001-wrong-code-sroa/driver.ll")),
+            keep_smallest: None,
+        };
+        let work = tempfile::tempdir().unwrap();
+        let script = std::fs::read_to_string(check.script(work.path(), "\"$1\"").unwrap()).unwrap();
+        let absolute = std::env::current_dir().unwrap().join("camp/bugs/0001-wrong-code-sroa/driver.ll");
+        assert!(script.contains(&format!("--driver '{}'", absolute.display())), "{script}");
     }
 
     #[test]
