@@ -120,7 +120,8 @@ pub(super) fn reduce_while_failing(
     let render = c.config.render();
     // A sequence of the user's (`--sequences`) may run a pass without its preconditions:
     // its candidates do too, or they would fail otherwise than it did.
-    let preconditioned = |s: &Sequence| match with_preconditions(seq, &c.catalog) == *seq {
+    let with_them = with_preconditions(seq, &c.catalog) == *seq;
+    let preconditioned = |s: &Sequence| match with_them {
         true => with_preconditions(s, &c.catalog),
         false => s.clone(),
     };

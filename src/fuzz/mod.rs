@@ -392,7 +392,7 @@ fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions, llvm
         catalog: catalog_for(&llvm)?,
         frontend: llvm.frontend()?,
         llvm,
-        stats: Stats::new(&store, run.status_line)?,
+        stats: Stats::new(dir, &store, run.status_line)?,
         config,
         store,
         jobs: run.jobs.max(1),

@@ -85,11 +85,11 @@ fn with_generated_driver(c: &mut Campaign, program: &ProgramRow, subject: Subjec
         super::interesting::FILLS,
     );
     c.stats.spent_within("driver generation", started, "testing");
-    let record = match &generated {
-        Ok(outcome) => super::stats::DriverRecord::of(outcome),
-        Err(e) => super::stats::DriverRecord::failed(&format!("{e:#}")),
+    let (record, with_driver) = match &generated {
+        Ok(outcome) => (super::stats::DriverRecord::of(outcome), outcome.driver.is_ok()),
+        Err(e) => (super::stats::DriverRecord::failed(&format!("{e:#}")), false),
     };
-    std::fs::write(path.with_extension("json"), serde_json::to_string(&record)?)?;
+    c.stats.driver_generated(&path.with_extension("json"), record, with_driver)?;
     match generated {
         Ok(crate::program::driver::DriverOutcome { driver: Ok(driver), .. }) => {
             std::fs::write(&path, &driver.text)?;

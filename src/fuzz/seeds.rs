@@ -323,17 +323,18 @@ const KNOB_CHANGE_ONE_IN: u32 = 3;
 /// program as any refused option does.
 pub fn knob_changed<R: Rng + ?Sized>(rng: &mut R, options: &[String]) -> Option<(Vec<String>, String)> {
     let (_, rest) = TargetSpec::split_flags(options);
-    let knobs: Vec<(usize, &str, &str)> = options
+    let knobs: Vec<(usize, &str, &str, Vec<String>)> = options
         .iter()
         .enumerate()
         .filter(|(_, o)| rest.contains(o))
         .filter_map(|(i, o)| {
             let (name, value) = o.split_once('=')?;
-            (name.starts_with('-') && knob_values(value).is_some()).then_some((i, name, value))
+            name.starts_with('-').then_some(())?;
+            Some((i, name, value, knob_values(value)?))
         })
         .collect();
-    let &(i, name, value) = knobs.choose(rng)?;
-    let new = knob_values(value)?.choose(rng)?.clone();
+    let (i, name, value, values) = knobs.choose(rng)?;
+    let (i, new) = (*i, values.choose(rng)?.clone());
     let mut changed = options.to_vec();
     changed[i] = format!("{name}={new}");
     Some((changed, format!("{name}={value} → {new}")))

@@ -23,6 +23,10 @@ pub struct Stats {
     pairs_at_start: i64,
     /// Seconds this run spent per phase of the campaign (csmith, clang, testing …).
     phases: BTreeMap<&'static str, f64>,
+    /// Programs with a generated driver, and every program's [`DriverRecord`] added up:
+    /// read from the folder when the run starts, then counted as records are written.
+    programs_with_drivers: usize,
+    drivers: DriverStats,
 }
 
 #[derive(Serialize)]
@@ -87,7 +91,7 @@ impl DriverRecord {
 }
 
 /// [`DriverRecord`]s added up.
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Default, Clone, Serialize)]
 struct DriverStats {
     /// Programs without `main` that got no driver, by why.
     programs_without: BTreeMap<String, usize>,
@@ -99,8 +103,23 @@ struct DriverStats {
     functions_refused: BTreeMap<String, usize>,
 }
 
-/// Programs with a generated driver, and what generation left out of all it was tried on.
-fn drivers(dir: &Path) -> (usize, DriverStats) {
+impl DriverStats {
+    fn add(&mut self, record: DriverRecord) {
+        if let Some(why) = record.none {
+            *self.programs_without.entry(why).or_default() += 1;
+        }
+        self.calls += record.calls;
+        for (why, n) in record.dropped {
+            *self.calls_dropped.entry(why).or_default() += n;
+        }
+        for (why, n) in record.refused {
+            *self.functions_refused.entry(why).or_default() += n;
+        }
+    }
+}
+
+/// Programs with a generated driver in the campaign folder `dir`, and their records added up.
+fn drivers_in(dir: &Path) -> (usize, DriverStats) {
     let mut stats = DriverStats::default();
     let mut with = 0;
     let Ok(entries) = std::fs::read_dir(dir.join("programs")) else { return (0, stats) };
@@ -112,27 +131,19 @@ fn drivers(dir: &Path) -> (usize, DriverStats) {
         if !name.ends_with(".driver.json") {
             continue;
         }
-        let Ok(record) = std::fs::read(entry.path()).map(|b| serde_json::from_slice::<DriverRecord>(&b)) else {
-            continue;
-        };
-        let Ok(record) = record else { continue };
-        if let Some(why) = record.none {
-            *stats.programs_without.entry(why).or_default() += 1;
-        }
-        stats.calls += record.calls;
-        for (why, n) in record.dropped {
-            *stats.calls_dropped.entry(why).or_default() += n;
-        }
-        for (why, n) in record.refused {
-            *stats.functions_refused.entry(why).or_default() += n;
+        let record = std::fs::read(entry.path()).ok().and_then(|b| serde_json::from_slice::<DriverRecord>(&b).ok());
+        if let Some(record) = record {
+            stats.add(record);
         }
     }
     (with, stats)
 }
 
 impl Stats {
-    pub fn new(store: &Store, status_line: bool) -> Result<Stats> {
+    /// The stats of the campaign in `dir`.
+    pub fn new(dir: &Path, store: &Store, status_line: bool) -> Result<Stats> {
         let bar = crate::output::progress_bar(None, "{spinner} [{elapsed_precise}] {msg}", !status_line);
+        let (programs_with_drivers, drivers) = drivers_in(dir);
         Ok(Stats {
             iteration: 0,
             bar,
@@ -142,7 +153,18 @@ impl Stats {
             run: format!("{:.3}", unix_seconds()),
             pairs_at_start: store.counts()?.0,
             phases: BTreeMap::new(),
+            programs_with_drivers,
+            drivers,
         })
+    }
+
+    /// Keep `record` beside its program as `json` and count it; `with_driver`: generation
+    /// wrote a driver.
+    pub(super) fn driver_generated(&mut self, json: &Path, record: DriverRecord, with_driver: bool) -> Result<()> {
+        std::fs::write(json, serde_json::to_string(&record)?)?;
+        self.programs_with_drivers += usize::from(with_driver);
+        self.drivers.add(record);
+        Ok(())
     }
 
     /// Count the time since `since` toward `phase`; returns now, to time the next phase from.
@@ -171,7 +193,7 @@ impl Stats {
         shown.join(", ")
     }
 
-    fn snapshot(&self, dir: &Path, store: &Store, started: Instant, finished: bool) -> Result<Snapshot> {
+    fn snapshot(&self, store: &Store, started: Instant, finished: bool) -> Result<Snapshot> {
         let (pairs, programs_tested, failures) = store.counts()?;
         let bugs = store.bugs()?;
         let mut bugs_by_kind = BTreeMap::new();
@@ -180,7 +202,6 @@ impl Stats {
         }
         let elapsed = started.elapsed().as_secs_f64();
         let this_run = pairs - self.pairs_at_start;
-        let (programs_with_drivers, drivers) = drivers(dir);
         Ok(Snapshot {
             llvm_version: super::recorded_llvm_version(store)?,
             iteration: self.iteration,
@@ -197,8 +218,8 @@ impl Stats {
             emi_mismatches: store.programs_with_status("emi-mismatch")?,
             known_elsewhere: store.failures_resolved_as(super::bugs::ELSEWHERE)?,
             by_generator: store.by_generator()?,
-            programs_with_drivers,
-            drivers,
+            programs_with_drivers: self.programs_with_drivers,
+            drivers: self.drivers.clone(),
             seconds_by_phase: self.phases.clone(),
             finished,
         })
@@ -206,7 +227,7 @@ impl Stats {
 
     /// Update the status line; rewrite stats.json at most every two seconds.
     pub fn tick(&mut self, dir: &Path, store: &Store, started: Instant, phase: &str) -> Result<()> {
-        let s = self.snapshot(dir, store, started, false)?;
+        let s = self.snapshot(store, started, false)?;
         let kinds: Vec<String> = s.bugs_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let mut rejected =
             if s.rejected_pairs > 0 { format!(" | {} rejected", s.rejected_pairs) } else { String::new() };
@@ -242,7 +263,7 @@ impl Stats {
     }
 
     pub fn write(&mut self, dir: &Path, store: &Store, started: Instant) -> Result<()> {
-        let s = self.snapshot(dir, store, started, false)?;
+        let s = self.snapshot(store, started, false)?;
         write_json(dir, &s)?;
         self.sample(store, &s)?;
         self.last_write = Instant::now();
@@ -251,7 +272,7 @@ impl Stats {
 
     pub fn finish(&mut self, dir: &Path, store: &Store, started: Instant) -> Result<()> {
         self.bar.finish_and_clear();
-        let s = self.snapshot(dir, store, started, true)?;
+        let s = self.snapshot(store, started, true)?;
         self.sample(store, &s)?;
         write_json(dir, &s)
     }

@@ -260,7 +260,7 @@ impl Oracle {
             None => Verdict::Passes,
             Some(f) if self.expected.matches(&f) && self.pattern_matches(run) => Verdict::Same,
             Some(f) if self.crashed_in_culprit(&f, run, pipeline) => Verdict::Same,
-            Some(f) if self.fault_in.is_some() && fault_pass(&f, &crash_frames(run)) == self.fault_in => Verdict::Same,
+            Some(f) if self.fault_in.is_some() && fault_pass(&f, crash_frames(run)) == self.fault_in => Verdict::Same,
             Some(f) => Verdict::Other(f),
         })
     }
@@ -397,8 +397,8 @@ pub fn bug_key(failure: &Failure, reduced: &Sequence, frames: &[String]) -> (Str
 }
 
 /// The frames of `run`'s crash, innermost first (none without a crash).
-fn crash_frames(run: &Run) -> Vec<String> {
-    run.crash.as_ref().map(|c| c.frames.clone()).unwrap_or_default()
+fn crash_frames(run: &Run) -> &[String] {
+    run.crash.as_ref().map_or(&[], |c| &c.frames)
 }
 
 #[cfg(test)]
