@@ -479,28 +479,21 @@ mod llvm19 {
         assert_eq!(rank_of(&report, "llvm/lib/Transforms/Scalar/LoopFuse.cpp"), Some(1));
     }
 
-    /// 135182's fix is in SimplifyIndVar.cpp, a helper indvars drives. Where the search
-    /// ends differs from run to run of one seed (coverage of LLVM's pointer-keyed maps
-    /// follows the heap, and the GA's choices follow the coverage): some runs end among
-    /// witnesses that leave SimplifyIndVar.cpp three times IndVarSimplify.cpp's
-    /// failure-specific code, and it is placed as a helper, with the culprit's files and
-    /// ahead of them; others among witnesses that leave it less, and it ranks by the
-    /// spectrum, fourth (the closing note of issue 44 has the figures). Every run keeps it
-    /// in the top five, and the rule holds in each.
+    /// 135182's fix is in SimplifyIndVar.cpp, a helper indvars drives: it ranks first,
+    /// placed as a helper, ahead of the culprit's own file. The search used to settle in
+    /// the first basin it found (the closest witnesses run indvars twice; farther ones are
+    /// configurations that turn widening off, and left the expander first); it is drawn
+    /// afresh when it stalls, and the restarts count.
     #[test]
-    fn bug_135182_ranks_the_helper_indvars_drives_in_the_top_five_and_ahead_of_the_culprits_file_when_it_holds_thrice_its_code(
-    ) {
+    fn bug_135182_ranks_the_helper_indvars_drives_first_ahead_of_the_culprits_file() {
         let report = isolate_with_driver("135182", &["--oracle", "wrong-code", "--max-evals", "3000"]);
-        let helper = "llvm/lib/Transforms/Utils/SimplifyIndVar.cpp";
         let ranking = report["isolation"]["ranking"].as_array().unwrap();
-        let at = rank_of(&report, helper).expect("helper ranked");
-        assert!(at <= 5, "{helper} ranked {at}: {:?}", &ranking[..5]);
+        let first = &ranking[0];
+        assert_eq!(first["path"], "llvm/lib/Transforms/Utils/SimplifyIndVar.cpp", "{:?}", &ranking[..3]);
+        assert_eq!(first["evidence"]["placed"], "helper", "{first}");
         let culprit = rank_of(&report, "llvm/lib/Transforms/Scalar/IndVarSimplify.cpp").expect("culprit file ranked");
-        let specific = |rank: u64| ranking[rank as usize - 1]["evidence"]["failure_specific"].as_u64().unwrap();
-        if specific(at) >= 3 * specific(culprit) {
-            assert_eq!(ranking[at as usize - 1]["evidence"]["placed"], "helper");
-            assert!(at < culprit, "{helper} ranked {at}, IndVarSimplify.cpp {culprit}");
-        }
+        assert!(culprit > 1, "{culprit}");
+        assert!(report["isolation"]["stats"]["restarts"].as_u64().unwrap() > 0, "{}", report["isolation"]["stats"]);
     }
 
     /// 36998's culprit file holds no failure-specific code, nor does any other file hold
