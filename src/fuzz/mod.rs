@@ -2,236 +2,33 @@
 //! sequences (embeddings + centroid selection), tests every pair in the sandbox, and
 //! reduces and de-duplicates what fails into one folder per unique bug.
 
-mod bugs;
-mod campaign_page;
-mod cross;
-pub mod cvise;
-mod finish;
-mod fires;
-mod hermes_generator;
-pub mod interesting;
-mod ir_mutate;
-mod issue;
-mod merge;
+mod bug;
+mod campaign;
+mod config;
+mod folder;
 mod pairs;
 mod plan;
-mod pool;
 mod preflight;
-mod reduce_ir;
-mod report;
-mod seeds;
-mod stale_loop;
-mod stats;
-pub mod store;
-mod suspects;
-mod sync;
+mod programs;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
-use serde::{Deserialize, Serialize};
 
-pub use campaign_page::write_campaign_page;
-pub use merge::merge;
-pub use report::{print_report, BugReport};
-pub use stats::Stats;
+pub use bug::{cvise, interesting};
+pub use config::{CampaignConfig, RunOptions, Selection, DEFAULT_SEQ_SELECT};
+pub use folder::campaign_page::write_campaign_page;
+pub use folder::merge::merge;
+pub use folder::report::{print_report, BugReport};
+pub use folder::stats::Stats;
+pub use folder::store;
 
-use crate::llvm::CFrontend;
-use crate::program::{catalog_for, Generator, GeneratorMix};
-use crate::sandbox::Limits;
+use crate::program::catalog_for;
 use crate::sandbox::Llvm;
-use crate::seq::{Catalog, Nesting, RenderOptions};
-use store::Store;
-
-/// How each iteration picks its programs and sequences from the random pools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Selection {
-    /// X-means over doc2vec embeddings, then CTOS's centroid scheme (Algorithm 3).
-    Ctos,
-    /// Uniformly at random (the baseline the paper compares with).
-    Random,
-}
-
-/// What defines a campaign; stored in its folder, so `--resume` continues the same plan.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CampaignConfig {
-    pub seed: u64,
-    pub selection: Selection,
-    /// The generators sharing each iteration's program pool.
-    pub generator: GeneratorMix,
-    /// Test these C/IR files instead of generated programs.
-    pub programs_dir: Option<PathBuf>,
-    /// LLVM's regression tests and IR files to fuzz from (`--seeds`).
-    #[serde(default)]
-    pub seeds_dirs: Vec<PathBuf>,
-    /// Test these pipelines (one per line) instead of random sequences.
-    pub sequences_file: Option<PathBuf>,
-    /// Catalog set sequences are drawn from.
-    pub pass_set: String,
-    /// Ordered sub-sequences ("a b": a somewhere before b) that generated sequences avoid.
-    pub exclude: Vec<String>,
-    /// Keep generating sequences that contain a known bug's reduced sequence (by default
-    /// a known cause leaves the generator).
-    #[serde(default)]
-    pub keep_known: bool,
-    pub seq_pool: usize,
-    pub seq_select: usize,
-    pub seq_min: usize,
-    pub seq_max: usize,
-    pub prog_pool: usize,
-    pub prog_select: usize,
-    pub min_size: usize,
-    pub opt_timeout: f64,
-    pub exec_timeout: f64,
-    pub memory_mib: u64,
-    pub llvm_args: Vec<String>,
-    pub verify_each: crate::llvm::VerifyEach,
-    /// Analyses checked after each pass that changed the IR and kept them.
-    #[serde(default)]
-    pub check_preserved: Vec<crate::llvm::CheckedAnalysis>,
-    pub nesting: Nesting,
-    pub reduce_programs: bool,
-    /// Seconds cvise may spend on one bug's program.
-    #[serde(default = "default_cvise_seconds")]
-    pub reduce_programs_seconds: f64,
-    /// Seconds llvm-reduce may spend on one bug's program (0: no IR reduction).
-    #[serde(default = "default_reduce_ir_seconds")]
-    pub reduce_ir_seconds: f64,
-    /// Seconds a new bug's `locseq isolate` may take (0: not localized).
-    #[serde(default = "default_localize_seconds")]
-    pub localize_seconds: f64,
-    /// Other `opt`s each bug is re-run on, to say where it fires.
-    #[serde(default)]
-    pub also_opt: Vec<PathBuf>,
-    /// (i, n): this campaign runs shard i of n of the plan.
-    pub shard: (usize, usize),
-    /// The folder through which the shards share their causes.
-    #[serde(default)]
-    pub sync: Option<PathBuf>,
-    /// Test this `opt` (through the agent) instead of the linked LLVM.
-    #[serde(default)]
-    pub opt: Option<PathBuf>,
-    pub max_iterations: Option<usize>,
-}
-
-impl Default for CampaignConfig {
-    fn default() -> Self {
-        CampaignConfig {
-            seed: 1,
-            selection: Selection::Ctos,
-            generator: GeneratorMix::one(Generator::Csmith),
-            programs_dir: None,
-            seeds_dirs: Vec::new(),
-            sequences_file: None,
-            pass_set: "ctos".into(),
-            exclude: Vec::new(),
-            keep_known: false,
-            seq_pool: 1000,
-            seq_select: DEFAULT_SEQ_SELECT,
-            seq_min: 50,
-            seq_max: 200,
-            prog_pool: 20,
-            prog_select: 4,
-            min_size: 80_000,
-            opt_timeout: 30.0,
-            exec_timeout: 10.0,
-            memory_mib: 4096,
-            llvm_args: Vec::new(),
-            verify_each: crate::llvm::VerifyEach::Changed,
-            check_preserved: Vec::new(),
-            nesting: Nesting::Grouped,
-            reduce_programs: false,
-            reduce_programs_seconds: default_cvise_seconds(),
-            reduce_ir_seconds: default_reduce_ir_seconds(),
-            localize_seconds: default_localize_seconds(),
-            also_opt: Vec::new(),
-            shard: (0, 1),
-            sync: None,
-            opt: None,
-            max_iterations: None,
-        }
-    }
-}
-
-fn default_cvise_seconds() -> f64 {
-    300.0
-}
-
-/// llvm-reduce took a 605 KB csmith program to 27 lines in 28 s on 2 cores with opt as
-/// its test; ctos's judge is slower per test, and wrong code runs the program twice.
-fn default_reduce_ir_seconds() -> f64 {
-    180.0
-}
-
-fn default_localize_seconds() -> f64 {
-    60.0
-}
-
-impl CampaignConfig {
-    pub fn limits(&self) -> Limits {
-        Limits {
-            opt_timeout: Duration::from_secs_f64(self.opt_timeout),
-            exec_timeout: Duration::from_secs_f64(self.exec_timeout),
-            memory_bytes: self.memory_mib << 20,
-        }
-    }
-
-    /// The LLVM options of every run: the user's, and ctos's own for `check_preserved`.
-    pub fn llvm_options(&self) -> Vec<String> {
-        let mut options = self.llvm_args.clone();
-        options.extend(crate::llvm::CheckedAnalysis::llvm_flag(&self.check_preserved));
-        options
-    }
-
-    pub fn render(&self) -> RenderOptions {
-        RenderOptions { nesting: self.nesting, verify_fixpoint: false }
-    }
-}
-
-/// How a run of the campaign (a start or a resume) may spend its time.
-pub struct RunOptions {
-    pub time_limit: Option<Duration>,
-    pub jobs: usize,
-    /// Show a live status line on stderr.
-    pub status_line: bool,
-}
-
-/// Everything a campaign run works with.
-pub(crate) struct Campaign {
-    pub dir: PathBuf,
-    pub config: CampaignConfig,
-    pub store: Store,
-    pub catalog: Catalog,
-    /// The LLVM under test.
-    pub llvm: Llvm,
-    /// How C programs become IR that the LLVM under test reads.
-    pub frontend: CFrontend,
-    pub jobs: usize,
-    pub started: Instant,
-    pub deadline: Option<Instant>,
-    pub stats: Stats,
-    /// The pipelines of `--sequences`, as checked when the campaign started.
-    pub sequences: Option<Vec<String>>,
-    /// The usable seeds of `--seeds`, as checked when the campaign started.
-    pub seeds: Vec<seeds::SeedEntry>,
-    /// Where the shards share their causes (`--sync`).
-    pub(super) sync: Option<sync::SyncDir>,
-}
-
-impl Campaign {
-    pub fn out_of_time(&self) -> bool {
-        self.deadline.is_some_and(|d| Instant::now() >= d)
-    }
-}
-
-/// Sequences per iteration. Each iteration's programs cost ~3 s apiece to generate,
-/// compile and screen and a pair ~0.1 s to test (2 workers): with 50 sequences planning
-/// took a third of a campaign's time, with 100 about a fifth.
-pub const DEFAULT_SEQ_SELECT: usize = 100;
-
-const DB: &str = "campaign.sqlite";
+use campaign::Campaign;
+use folder::store::{open_campaign, recorded_llvm_version, Store, DB};
+use programs::seeds;
 
 /// Start a campaign in `dir` (which must not hold one already). Everything is checked
 /// first; a start that fails before its first plan leaves nothing behind.
@@ -256,7 +53,7 @@ pub fn start(dir: &Path, config: CampaignConfig, run: RunOptions) -> Result<()> 
         let store = Store::open(&dir.join(DB))?;
         store.set_meta("config", &serde_json::to_string(&config)?)?;
         store.set_meta("llvm_version", &llvm.version())?;
-        store.set_meta("created", &store::now())?;
+        store.set_meta("created", &folder::store::now())?;
         if let Some(sequences) = &checked.sequences {
             store.set_meta("sequences", &serde_json::to_string(sequences)?)?;
         }
@@ -308,26 +105,6 @@ pub fn stored_llvm(dir: &Path) -> Result<(String, Option<PathBuf>)> {
     Ok((recorded_llvm_version(&store)?, config_in(&store)?.opt))
 }
 
-/// The version the campaign recorded when it started (older campaigns did not: the linked).
-pub(crate) fn recorded_llvm_version(store: &Store) -> Result<String> {
-    Ok(store.get_meta("llvm_version")?.unwrap_or_else(|| Llvm::Linked.version()))
-}
-
-/// The campaign's store, read-only, after checking that `dir` holds one.
-pub(crate) fn open_campaign(dir: &Path) -> Result<Store> {
-    if !dir.is_dir() {
-        bail!("{}: no such folder", dir.display());
-    }
-    if !dir.join(DB).is_file() {
-        bail!("{} holds no campaign (no {DB}); start one with ctos fuzz --out {}", dir.display(), dir.display());
-    }
-    let store = Store::open_read_only(&dir.join(DB))?;
-    if store.get_meta("config").ok().flatten().is_none() {
-        bail!("{} is not a ctos campaign (its {DB} has no configuration)", dir.display());
-    }
-    Ok(store)
-}
-
 /// What a resumed run did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Resumed {
@@ -372,37 +149,11 @@ pub fn resume(dir: &Path, run: RunOptions, more_iterations: Option<usize>) -> Re
 /// `llvm`: the campaign's, located by the caller.
 fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions, llvm: Llvm) -> Result<()> {
     crate::llvm::init();
-    let started = Instant::now();
-    let sequences = match (&config.sequences_file, store.get_meta("sequences")?) {
-        (None, _) => None,
-        (Some(_), Some(json)) => Some(serde_json::from_str(&json)?),
-        (Some(file), None) => bail!("the campaign lost the pipelines of {}", file.display()),
-    };
-    let seeds = match (config.seeds_dirs.is_empty(), store.get_meta("seeds")?) {
-        (true, _) => Vec::new(),
-        (false, Some(json)) => serde_json::from_str(&json)?,
-        (false, None) => bail!("the campaign lost the seeds of --seeds"),
-    };
-    let sync = config.sync.as_deref().map(|s| sync::SyncDir::open(s, dir)).transpose()?;
-    let mut campaign = Campaign {
-        sequences,
-        seeds,
-        sync,
-        dir: dir.to_path_buf(),
-        catalog: catalog_for(&llvm)?,
-        frontend: llvm.frontend()?,
-        llvm,
-        stats: Stats::new(dir, &store, run.status_line)?,
-        config,
-        store,
-        jobs: run.jobs.max(1),
-        started,
-        deadline: run.time_limit.map(|t| started + t),
-    };
+    let mut campaign = Campaign::new(dir, config, store, run, llvm)?;
     // Failures found before an interruption are reduced first.
     let t = Instant::now();
-    bugs::process_pending(&mut campaign)?;
-    finish::finish_all(&mut campaign)?;
+    bug::bugs::process_pending(&mut campaign)?;
+    bug::finish::finish_all(&mut campaign)?;
     // Every stretch of the loop is counted toward a phase, the store's reads and writes as
     // bookkeeping: on a short campaign their fsyncs are a visible share of the run.
     let mut t = campaign.stats.spent("reduction", t);
@@ -429,8 +180,8 @@ fn drive(dir: &Path, config: CampaignConfig, store: Store, run: RunOptions, llvm
         campaign.stats.iteration = iteration;
         let finished = pairs::test_iteration(&mut campaign, iteration)?;
         t = campaign.stats.spent("testing", t);
-        bugs::process_pending(&mut campaign)?;
-        finish::finish_all(&mut campaign)?;
+        bug::bugs::process_pending(&mut campaign)?;
+        bug::finish::finish_all(&mut campaign)?;
         t = campaign.stats.spent("reduction", t);
         if finished {
             campaign.store.set_iteration_state(iteration, "finished")?;

@@ -5,13 +5,15 @@ use std::cell::Cell;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::store::ProgramRow;
-use super::Campaign;
+use crate::fuzz::bug::failure::{detail_of, FailureDetail};
+use crate::fuzz::campaign::Campaign;
+use crate::fuzz::folder::store::ProgramRow;
+use crate::fuzz::programs::stored::{driver_path, load, with_generated_driver};
 use crate::oracle::{execution_failure, observe, vote, FailureKind, Observation, Vote};
-use crate::program::{screen, Screen, Screening, Subject, SubjectSpec};
+use crate::program::{screen, Screen, Screening, Subject};
 use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, ExecStatus, Execution, JobSpec, Run};
 
 /// How often the status line follows the pairs.
@@ -36,78 +38,6 @@ impl ExecRecord {
     }
 }
 
-/// What a failure's report needs later: LLVM's message, crash frames, the output.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub(super) struct FailureDetail {
-    pub message: Option<String>,
-    pub frames: Vec<String>,
-    pub stdout: Option<String>,
-}
-
-pub(super) fn detail_of(run: &Run) -> FailureDetail {
-    FailureDetail {
-        message: run.message.clone(),
-        frames: run.crash.as_ref().map(|c| c.frames.clone()).unwrap_or_default(),
-        stdout: run.execution.as_ref().map(|e| e.stdout.clone()),
-    }
-}
-
-/// The program with the campaign's LLVM flags (and the driver generated for it, if any).
-pub(super) fn load(c: &Campaign, program: &ProgramRow, limits: crate::sandbox::Limits) -> Result<Subject> {
-    let mut spec = SubjectSpec::new(c.dir.join(&program.ir), &options_of(c, program)).with_llvm(&c.llvm)?;
-    spec.driver = Some(driver_path(c, program)).filter(|d| d.is_file());
-    Subject::load(&spec, c.jobs, limits).with_context(|| format!("loading {}", program.ir))
-}
-
-/// Where the driver generated for a program without `main` is kept.
-pub(super) fn driver_path(c: &Campaign, program: &ProgramRow) -> std::path::PathBuf {
-    c.dir.join(&program.ir).with_extension("driver.ll")
-}
-
-/// For a program without `main` (a seed, a mutant, llvm-stress output), a driver that
-/// calls its functions on inputs its unoptimized code runs clean on (see
-/// [`crate::program::driver`]), written beside it; the program reloaded with it. Without
-/// one (no function a driver can call, or no clean call), only the optimizer is judged.
-fn with_generated_driver(c: &mut Campaign, program: &ProgramRow, subject: Subject) -> Result<Subject> {
-    let path = driver_path(c, program);
-    let runs_here = crate::llvm::runs_on_host(&subject.target.cpu, &subject.target.features);
-    if subject.module.has_main() || !subject.module.for_host() || !runs_here || path.is_file() {
-        return Ok(subject);
-    }
-    let started = Instant::now();
-    let seed = c.config.seed ^ (program.id as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    let llvm_args = crate::llvm::TargetSpec::split_flags(&options_of(c, program)).1;
-    let generated = crate::program::driver::generate(
-        &subject.module,
-        &llvm_args,
-        c.config.limits(),
-        seed,
-        super::interesting::FILLS,
-    );
-    c.stats.spent_within("driver generation", started, "testing");
-    let (record, with_driver) = match &generated {
-        Ok(outcome) => (super::stats::DriverRecord::of(outcome), outcome.driver.is_ok()),
-        Err(e) => (super::stats::DriverRecord::failed(&format!("{e:#}")), false),
-    };
-    c.stats.driver_generated(&path.with_extension("json"), record, with_driver)?;
-    match generated {
-        Ok(crate::program::driver::DriverOutcome { driver: Ok(driver), .. }) => {
-            std::fs::write(&path, &driver.text)?;
-            drop(subject);
-            load(c, program, c.config.limits())
-        }
-        // The program is still tested: the optimizer alone is judged.
-        Ok(_) | Err(_) => Ok(subject),
-    }
-}
-
-/// The LLVM options `program` runs with: the campaign's, then its own (a seed's RUN line).
-pub(super) fn options_of(c: &Campaign, program: &ProgramRow) -> Vec<String> {
-    let mut options = c.config.llvm_options();
-    options.extend(super::seeds::own_options(&program.origin));
-    options
-}
-
 /// Test this shard's programs of `iteration`; false when time ran out first.
 pub(super) fn test_iteration(c: &mut Campaign, iteration: i64) -> Result<bool> {
     let programs = c.store.programs(iteration)?;
@@ -128,7 +58,8 @@ pub(super) fn test_iteration(c: &mut Campaign, iteration: i64) -> Result<bool> {
 /// program has no `main`: then only the optimizer is judged. `Err` skips the program.
 fn reference_of(c: &Campaign, program: &ProgramRow, subject: &mut Subject) -> Result<Option<Execution>, String> {
     let generated_driver = driver_path(c, program).is_file();
-    if !subject.module.can_execute() || !(generated_driver || super::pool::executes(&program.origin)) {
+    if !subject.module.can_execute() || !(generated_driver || crate::fuzz::programs::origin::executes(&program.origin))
+    {
         return Ok(None);
     }
     if let Ok(Some(json)) = c.store.reference(program.id) {
@@ -137,8 +68,8 @@ fn reference_of(c: &Campaign, program: &ProgramRow, subject: &mut Subject) -> Re
         }
     }
     match subject.reference() {
-        Ok(e) if super::hermes_generator::expected_output(&program.origin).is_some_and(|x| x != e.stdout) => {
-            Err(super::hermes_generator::MISMATCH.to_string())
+        Ok(e) if crate::fuzz::programs::hermes::expected_output(&program.origin).is_some_and(|x| x != e.stdout) => {
+            Err(crate::fuzz::programs::hermes::MISMATCH.to_string())
         }
         Ok(e) if e.status == ExecStatus::Exited(0) => Ok(Some(e)),
         Ok(e) => Err(format!("skipped: the unoptimized program {}", e.status.describe())),
@@ -150,7 +81,7 @@ fn test_program(c: &mut Campaign, program: &ProgramRow, shared: &[(i64, String)]
     let mut subject = match load(c, program, c.config.limits()) {
         Ok(s) => s,
         // A seed (or its mutant) may name a target or flag the LLVM under test lacks.
-        Err(e) if super::seeds::from_seed(&program.origin) => {
+        Err(e) if crate::fuzz::programs::seeds::from_seed(&program.origin) => {
             c.store.set_program_status(program.id, &format!("skipped: {e:#}"), None)?;
             return Ok(true);
         }
@@ -221,7 +152,7 @@ fn test_program(c: &mut Campaign, program: &ProgramRow, shared: &[(i64, String)]
 }
 
 fn record_pair(
-    store: &super::store::Store,
+    store: &crate::fuzz::folder::store::Store,
     program: i64,
     sequence: i64,
     run: &Run,

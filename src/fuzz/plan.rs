@@ -8,20 +8,16 @@ use anyhow::{bail, Context as _, Result};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use super::pool::Body;
-use super::store::{ProgramRow, SelectionPoint};
-use super::{Campaign, Selection};
 use crate::embed::{doc2vec::Doc2VecParams, embed_programs, embed_sequences};
+use crate::fuzz::campaign::Campaign;
+use crate::fuzz::config::{derive, Selection};
+use crate::fuzz::folder::store::{ProgramRow, SelectionPoint};
+use crate::fuzz::programs::candidate::Body;
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::program::Generator;
 use crate::select::{project_2d, random_select, select_representatives, XMeansParams};
 use crate::seq::random::random_pool_excluding;
 use crate::seq::{render_with, Pass, Sequence};
-
-/// A seed per (campaign seed, iteration, purpose): iterations and shards replay alike.
-pub(super) fn derive(seed: u64, iteration: i64, purpose: u64) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(&[seed.to_le_bytes(), (iteration as u64).to_le_bytes(), purpose.to_le_bytes()].concat())
-}
 
 /// Indices of `k` of `points`, in selection order.
 fn choose(selection: Selection, points: &[Vec<f32>], k: usize, seed: u64) -> Vec<usize> {
@@ -66,8 +62,15 @@ fn own_sequences(c: &Campaign, iteration: i64, programs: &[ProgramRow]) -> Resul
         .iter()
         .map(|p| {
             let mut own = Vec::new();
-            for pipeline in super::seeds::own_pipelines(&p.origin) {
-                let variants = super::seeds::perturbed(&mut rng, &pipeline, &pool, &c.catalog, &render, PERTURBATIONS);
+            for pipeline in crate::fuzz::programs::seeds::own_pipelines(&p.origin) {
+                let variants = crate::fuzz::programs::seeds::perturbed(
+                    &mut rng,
+                    &pipeline,
+                    &pool,
+                    &c.catalog,
+                    &render,
+                    PERTURBATIONS,
+                );
                 own.push(pipeline);
                 own.extend(variants);
             }
@@ -190,7 +193,7 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
         c.stats.spent("compiling (clang)", t);
         return programs;
     }
-    let candidates = super::pool::candidates(c, iteration)?;
+    let candidates = crate::fuzz::programs::pool::candidates(c, iteration)?;
     let t = Instant::now();
     c.stats.tick(&c.dir, &c.store, c.started, "compiling programs")?;
     let scratch = tempfile::tempdir()?;
@@ -235,7 +238,7 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
 }
 
 fn user_programs(c: &Campaign, dir: &Path, iteration: i64, frontend: &CFrontend) -> Result<Vec<ProgramRow>> {
-    let files = super::preflight::program_files(dir)?;
+    let files = crate::fuzz::programs::candidate::program_files(dir)?;
     let mut rows = Vec::new();
     for (k, file) in files.iter().enumerate() {
         let name = format!("i{iteration:03}-u{k:03}");

@@ -1,12 +1,13 @@
 //! Everything a campaign is given, checked before its folder exists: a mistake found an
 //! hour in, or one that leaves a half-made campaign behind, is worse than none.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{bail, Context as _, Result};
 
-use super::seeds::{LeftOut, SeedEntry};
-use super::CampaignConfig;
+use crate::fuzz::config::CampaignConfig;
+use crate::fuzz::programs::candidate::program_files;
+use crate::fuzz::programs::seeds::{LeftOut, SeedEntry};
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::program::{find_on_path, Generator};
 use crate::sandbox::Llvm;
@@ -49,7 +50,7 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, llvm: &Llvm) -> 
         }
     }
     if config.reduce_ir_seconds > 0.0 {
-        super::reduce_ir::llvm_reduce_for(llvm)?;
+        crate::fuzz::bug::reduce_ir::llvm_reduce_for(llvm)?;
     }
     if let Some(sync) = &config.sync {
         // Made when the campaign starts; here nothing is written yet.
@@ -59,7 +60,7 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, llvm: &Llvm) -> 
         }
     }
     for path in &config.also_opt {
-        super::finish::locate_also(path)?;
+        crate::fuzz::bug::finish::locate_also(path)?;
     }
     let sequences = match &config.sequences_file {
         Some(file) => Some(read_sequences(file, catalog, config)?),
@@ -104,7 +105,7 @@ fn check_seeds(config: &CampaignConfig, catalog: &Catalog) -> Result<Option<(Vec
     if !mix.has(Generator::Seeds) && !mix.has(Generator::IrMutate) {
         bail!("--seeds feeds the seeds and ir-mutate generators; --generator {mix} uses neither");
     }
-    let (seeds, left_out) = super::seeds::load(&config.seeds_dirs, catalog, &config.render())?;
+    let (seeds, left_out) = crate::fuzz::programs::seeds::load(&config.seeds_dirs, catalog, &config.render())?;
     if seeds.is_empty() {
         bail!("--seeds: no seed this LLVM can use ({} left out: {})", left_out.total(), left_out.summary());
     }
@@ -186,7 +187,7 @@ fn check_generators(config: &CampaignConfig, llvm: &Llvm) -> Result<()> {
         bail!("csmith is not installed (scripts/setup.sh installs it), or test your own programs with --programs DIR");
     }
     if mix.has(Generator::LlvmStress) {
-        super::pool::stress_tool(llvm)?;
+        crate::fuzz::programs::pool::stress_tool(llvm)?;
     }
     if let Some(opt) = llvm.external().filter(|o| mutants && o.major() < Llvm::Linked.major()) {
         bail!(
@@ -198,18 +199,4 @@ fn check_generators(config: &CampaignConfig, llvm: &Llvm) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// The .c, .ll and .bc files of `dir`, sorted.
-pub(super) fn program_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "c" || e == "ll" || e == "bc"))
-        .collect();
-    files.sort();
-    if files.is_empty() {
-        bail!("{} has no .c, .ll or .bc files", dir.display());
-    }
-    Ok(files)
 }

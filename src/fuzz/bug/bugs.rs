@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
-use super::pairs::{detail_of, load, FailureDetail};
-use super::store::{now, BugRow, FailureRow, ProgramRow, VariantRow};
-use super::sync::{Cause, SyncDir};
-use super::Campaign;
+use crate::fuzz::bug::failure::{detail_of, FailureDetail};
+use crate::fuzz::campaign::Campaign;
+use crate::fuzz::folder::store::{now, BugRow, FailureRow, ProgramRow, VariantRow, ELSEWHERE};
+use crate::fuzz::folder::sync::{Cause, SyncDir};
+use crate::fuzz::programs::stored::load;
 use crate::llvm::{IrModule, VerifyEach};
 use crate::oracle::{bug_key, key_before_reduction, Failure, FailureKind, Oracle, Verdict};
 use crate::output::shell_quote;
@@ -82,7 +83,7 @@ impl Loaded {
 /// as not ending, when confirming a failure.
 const HANG_RATIO: f64 = 30.0;
 
-pub(super) fn process_pending(c: &mut Campaign) -> Result<()> {
+pub(in crate::fuzz) fn process_pending(c: &mut Campaign) -> Result<()> {
     let pending = c.store.pending_failures()?;
     let mut loaded: Option<Loaded> = None;
     for f in pending {
@@ -110,7 +111,7 @@ fn run(c: &Campaign, l: &mut Loaded, pipeline: &str) -> Result<Run> {
 /// (executed when `execute`); None when `seq` itself no longer fails (wrong code can be
 /// flaky). Candidates run `jobs` at a time, so reduction keeps the workers as busy as
 /// testing.
-pub(super) fn reduce_while_failing(
+pub(in crate::fuzz) fn reduce_while_failing(
     c: &Campaign,
     subject: &mut Subject,
     execute: bool,
@@ -314,18 +315,15 @@ fn claim(c: &Campaign, l: &Loaded, bug: &BugRow) -> Result<bool> {
     sync.claim(cause, &c.dir.join(&l.program.ir))
 }
 
-/// How a failure is resolved whose cause another shard published.
-pub(super) const ELSEWHERE: &str = "elsewhere";
-
 /// Whether `pipeline` fails on `l`'s program with a failure of `kind`, whatever its text,
 /// and, when the optimizer failed, in an element that runs `culprit`.
 fn fails_as(c: &Campaign, l: &mut Loaded, pipeline: &str, kind: FailureKind, culprit: &str) -> Result<bool> {
     let run = run(c, l, pipeline)?;
-    Ok(super::cross::fails_like(&run, l.reference.as_ref(), pipeline, kind, culprit))
+    Ok(crate::fuzz::bug::cross::fails_like(&run, l.reference.as_ref(), pipeline, kind, culprit))
 }
 
 /// A line for the `n`th other face of the bug in `folder` in its README's "Also seen as".
-pub(super) fn note_also_seen(
+pub(in crate::fuzz) fn note_also_seen(
     folder: &std::path::Path,
     n: usize,
     signature: &str,
@@ -363,7 +361,7 @@ fn add_variant(c: &Campaign, l: &Loaded, bug: &BugRow, key: String, failure: &Fa
         ),
     )?;
     let outcome = serde_json::json!({ "kind": failure.kind, "signature": failure.signature, "pass": bug.pass });
-    let outcome = with_handoff(outcome, c, super::pairs::options_of(c, &l.program), program, reduced);
+    let outcome = with_handoff(outcome, c, crate::fuzz::programs::stored::options_of(c, &l.program), program, reduced);
     std::fs::write(path.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
     note_also_seen(&c.dir.join(&bug.dir), n, &failure.signature, reduced, program)?;
     let variant = VariantRow {
@@ -409,10 +407,11 @@ fn write_bug_folder(
         "program": l.program.name,
         "program_origin": serde_json::from_str::<serde_json::Value>(&l.program.origin).ok(),
     });
-    let outcome = with_handoff(outcome, c, super::pairs::options_of(c, &l.program), program, &bug.reduced);
+    let outcome =
+        with_handoff(outcome, c, crate::fuzz::programs::stored::options_of(c, &l.program), program, &bug.reduced);
     std::fs::write(dir.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
     let mut text = readme(c, bug, failure, last, program);
-    text.push_str(&super::pool::provenance(&l.program.origin).unwrap_or_default());
+    text.push_str(&crate::fuzz::programs::origin::provenance(&l.program.origin).unwrap_or_default());
     std::fs::write(dir.join("README.md"), text)?;
     Ok(())
 }
@@ -444,7 +443,7 @@ fn with_handoff(
 /// an external opt: what that opt read, as its own clang made it (the linked LLVM's text
 /// may be too new for an older opt).
 fn program_file(c: &Campaign, l: &Loaded, dir: &std::path::Path) -> Result<&'static str> {
-    let driver = super::pairs::driver_path(c, &l.program);
+    let driver = crate::fuzz::programs::stored::driver_path(c, &l.program);
     if driver.is_file() {
         std::fs::copy(&driver, dir.join(DRIVER))?;
     }
@@ -462,18 +461,18 @@ fn program_file(c: &Campaign, l: &Loaded, dir: &std::path::Path) -> Result<&'sta
 }
 
 /// A bug folder's generated driver (see [`crate::program::driver`]), if its program had none.
-pub(super) const DRIVER: &str = "driver.ll";
+pub(in crate::fuzz) const DRIVER: &str = "driver.ll";
 
 /// The LLVM under test's tools as a bug folder's commands name them (Debian's of the
 /// linked version, or the --opt and its neighbours) and its version.
-pub(super) struct Tools {
+pub(in crate::fuzz) struct Tools {
     pub opt: String,
     pub lli: String,
     pub link: String,
     pub version: String,
 }
 
-pub(super) fn tools(c: &Campaign) -> Tools {
+pub(in crate::fuzz) fn tools(c: &Campaign) -> Tools {
     let version = c.llvm.version();
     match &c.llvm {
         Llvm::External(o) => {
@@ -506,7 +505,7 @@ pub(super) fn tools(c: &Campaign) -> Tools {
 
 /// The shell lines that show `bug`'s kind of failure with plain `opt` (and `lli` for wrong
 /// code) running `pipeline` on `program`, as the campaign ran LLVM.
-pub(super) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: &str) -> String {
+pub(in crate::fuzz) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: &str) -> String {
     let Tools { opt, lli, link, .. } = tools(c);
     let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
     let args: String =
@@ -534,11 +533,11 @@ pub(super) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: 
 
 /// Whether `bug`'s program runs with a driver ctos generated for it.
 fn has_driver(c: &Campaign, bug: &BugRow) -> bool {
-    c.store.program(bug.program).is_ok_and(|p| super::pairs::driver_path(c, &p).is_file())
+    c.store.program(bug.program).is_ok_and(|p| crate::fuzz::programs::stored::driver_path(c, &p).is_file())
 }
 
 /// The LLVM options `bug`'s program runs with (the campaign's, then a seed's own).
-pub(super) fn bug_options(c: &Campaign, bug: &BugRow) -> Vec<String> {
+pub(in crate::fuzz) fn bug_options(c: &Campaign, bug: &BugRow) -> Vec<String> {
     let mut options = c.config.llvm_options();
     options.extend(own_options(c, bug));
     options
@@ -546,7 +545,7 @@ pub(super) fn bug_options(c: &Campaign, bug: &BugRow) -> Vec<String> {
 
 /// The options of `bug`'s own program (a seed's RUN line), beyond the campaign's.
 fn own_options(c: &Campaign, bug: &BugRow) -> Vec<String> {
-    c.store.program(bug.program).map(|p| super::seeds::own_options(&p.origin)).unwrap_or_default()
+    c.store.program(bug.program).map(|p| crate::fuzz::programs::seeds::own_options(&p.origin)).unwrap_or_default()
 }
 
 /// `program`: the bug folder's IR file the commands run.
@@ -603,7 +602,7 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &s
 }
 
 /// The `locseq isolate` command that localizes the bug in `folder`.
-pub(super) fn localize_command(folder: &str, opt: Option<&std::path::Path>) -> String {
+pub(in crate::fuzz) fn localize_command(folder: &str, opt: Option<&std::path::Path>) -> String {
     let opt = opt.map(|o| format!(" --opt {}", shell_quote(&o.display().to_string()))).unwrap_or_default();
     format!("locseq isolate {}{opt}", shell_quote(folder))
 }
@@ -611,7 +610,7 @@ pub(super) fn localize_command(folder: &str, opt: Option<&std::path::Path>) -> S
 /// Reduce the bug's C program with cvise and keep the result beside the original.
 fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
     let dir = c.dir.join(&bug.dir);
-    let check = super::interesting::Interesting {
+    let check = crate::fuzz::bug::interesting::Interesting {
         failure: failure.clone(),
         pipeline: bug.reduced.clone(),
         verify_each: c.config.verify_each,
@@ -624,7 +623,7 @@ fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
         driver: None,
     };
     let budget = Duration::from_secs_f64(c.config.reduce_programs_seconds);
-    let reduced = match super::cvise::reduce_program(&dir.join("program.c"), &check, budget, c.jobs) {
+    let reduced = match crate::fuzz::bug::cvise::reduce_program(&dir.join("program.c"), &check, budget, c.jobs) {
         Ok(reduced) => reduced,
         // The bug and its reproducer stand without the smaller program: say why, go on.
         Err(e) => {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
-use super::CampaignConfig;
+use crate::fuzz::config::CampaignConfig;
 use crate::oracle::{failed_in_pass, observe, FailureKind, Observation};
 use crate::program::{Subject, SubjectSpec};
 use crate::sandbox::Llvm;
@@ -14,7 +14,7 @@ use crate::sandbox::{ExecMode, Execution, JobSpec, Run};
 
 /// Whether `run` of `pipeline` failed with a failure of `kind`, whatever its text, and,
 /// when the optimizer failed, in an element that runs `culprit`.
-pub(super) fn fails_like(
+pub(in crate::fuzz) fn fails_like(
     run: &Run,
     reference: Option<&Execution>,
     pipeline: &str,
@@ -26,7 +26,7 @@ pub(super) fn fails_like(
 }
 
 /// Runs the campaign's LLVM, as its configuration says, on bug folders' programs.
-pub(super) struct CrossCheck<'a> {
+pub(in crate::fuzz) struct CrossCheck<'a> {
     config: &'a CampaignConfig,
     llvm: Llvm,
 }

@@ -1,5 +1,5 @@
 //! Reducing a bug's C program with cvise, whose interestingness test calls back into
-//! `ctos interesting` (see [`super::interesting`]).
+//! `ctos interesting` (see [`crate::fuzz::bug::interesting`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::interesting::{run_bounded, Interesting};
+use crate::fuzz::bug::interesting::{run_bounded, Interesting};
 
 /// Reduce `source` with cvise for at most `budget`; the reduced program, if cvise shrank it.
 pub fn reduce_program(source: &Path, check: &Interesting, budget: Duration, jobs: usize) -> Result<Option<PathBuf>> {

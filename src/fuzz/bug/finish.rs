@@ -8,15 +8,15 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
-use super::bugs::reduce_while_failing;
-use super::fires::{fires_on_each, FiresOn, Reproducer};
-use super::interesting::{Baseline, Interesting, FILLS};
-use super::issue::{issue_text, lead_readme_with, outside_production, readme_section, Bisected, Findings};
-use super::reduce_ir::{llvm_reduce_for, reduce_ir, IrReduction};
-use super::stale_loop::StaleLoop;
-use super::store::BugRow;
-use super::suspects::localize;
-use super::Campaign;
+use crate::fuzz::bug::bugs::reduce_while_failing;
+use crate::fuzz::bug::fires::{fires_on_each, FiresOn, Reproducer};
+use crate::fuzz::bug::interesting::{Baseline, Interesting, FILLS};
+use crate::fuzz::bug::issue::{issue_text, lead_readme_with, outside_production, readme_section, Bisected, Findings};
+use crate::fuzz::bug::reduce_ir::{llvm_reduce_for, reduce_ir, IrReduction};
+use crate::fuzz::bug::stale_loop::StaleLoop;
+use crate::fuzz::bug::suspects::localize;
+use crate::fuzz::campaign::Campaign;
+use crate::fuzz::folder::store::BugRow;
 use crate::oracle::pass_runs::{first_failing_run, LimitedRun};
 use crate::oracle::{Failure, FailureKind, Oracle};
 use crate::program::{reference_execution_filled, Subject, SubjectSpec};
@@ -25,7 +25,7 @@ use crate::sandbox::{ExecMode, JobSpec, Llvm};
 use crate::seq::{render_with, Sequence};
 
 /// Finish every bug whose folder lacks a step (all of them after an interruption).
-pub(super) fn finish_all(c: &mut Campaign) -> Result<()> {
+pub(in crate::fuzz) fn finish_all(c: &mut Campaign) -> Result<()> {
     for bug in c.store.bugs()? {
         finish_bug(c, &bug)?;
     }
@@ -33,7 +33,7 @@ pub(super) fn finish_all(c: &mut Campaign) -> Result<()> {
 }
 
 /// The steps `bug`'s folder lacks, each saved as it ends.
-pub(super) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
+pub(in crate::fuzz) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> {
     let folder = c.dir.join(&bug.dir);
     let outcome: serde_json::Value = serde_json::from_str(
         &crate::files::read_regular_text(&folder.join("outcome.json"))
@@ -122,7 +122,7 @@ fn shorter_pipeline(
     check: &Interesting,
     reduced: &Path,
 ) -> Result<Option<(String, String)>> {
-    let mut spec = SubjectSpec::new(reduced, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+    let mut spec = SubjectSpec::new(reduced, &crate::fuzz::bug::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
     spec.driver = check.driver.clone();
     let mut subject = Subject::load(&spec, c.jobs, check.limits)?;
     let mut oracle = Oracle::of(check.failure.clone(), None);
@@ -192,14 +192,14 @@ fn stale_loop(c: &Campaign, bug: &BugRow, file: &Path, pipeline: &str) -> Result
 
 /// `file` loaded with the bug's options on the campaign's LLVM, with one child.
 fn reproducer_subject(c: &Campaign, bug: &BugRow, file: &Path) -> Result<Subject> {
-    let mut spec = SubjectSpec::new(file, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+    let mut spec = SubjectSpec::new(file, &crate::fuzz::bug::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
     spec.driver = driver_beside(file);
     Subject::load(&spec, 1, c.config.limits())
 }
 
 /// The bug folder's generated driver, beside its program `file`.
 fn driver_beside(file: &Path) -> Option<PathBuf> {
-    Some(file.with_file_name(super::bugs::DRIVER)).filter(|d| d.is_file())
+    Some(file.with_file_name(crate::fuzz::bug::bugs::DRIVER)).filter(|d| d.is_file())
 }
 
 /// The bug's reproducer (`file` under `pipeline`, whose culprit is `culprit`) judged on
@@ -213,7 +213,7 @@ fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path, pipeline
         pipeline,
         kind,
         culprit,
-        llvm_args: &super::bugs::bug_options(c, bug),
+        llvm_args: &crate::fuzz::bug::bugs::bug_options(c, bug),
         verify_each: c.config.verify_each,
         limits: c.config.limits(),
         source: Some((source.as_path(), bug.reduced.as_str())).filter(|(s, _)| s.is_file()),
@@ -232,7 +232,8 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
     let driver = driver_beside(program);
     let baseline = match kind {
         FailureKind::WrongCode => {
-            let mut spec = SubjectSpec::new(program, &super::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+            let mut spec =
+                SubjectSpec::new(program, &crate::fuzz::bug::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
             spec.driver = driver.clone();
             let mut subject = Subject::load(&spec, 1, limits)?;
             Some(Baseline::of(&mut subject.pool, &mut subject.module)?)
@@ -246,7 +247,7 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
         failure: Failure { kind, signature: bug.signature.clone() },
         pipeline: bug.reduced.clone(),
         verify_each: c.config.verify_each,
-        llvm_args: super::bugs::bug_options(c, bug),
+        llvm_args: crate::fuzz::bug::bugs::bug_options(c, bug),
         limits,
         llvm: c.llvm.clone(),
         culprit: Some(bug.pass.clone()),
@@ -276,6 +277,6 @@ fn llvms(c: &Campaign) -> (Vec<Llvm>, Vec<(PathBuf, String)>) {
 }
 
 /// An `--also-opt`, its errors named so.
-pub(super) fn locate_also(path: &Path) -> Result<ExternalOpt> {
+pub(in crate::fuzz) fn locate_also(path: &Path) -> Result<ExternalOpt> {
     ExternalOpt::locate(path).map_err(|e| anyhow::anyhow!("{}", format!("{e:#}").replacen("--opt ", "--also-opt ", 1)))
 }

@@ -279,7 +279,7 @@ impl Interesting {
 
     /// Write `interesting.sh` into `work`: this test on `program` as the shell reads it
     /// (cvise names no file, llvm-reduce passes one: `"$1"`).
-    pub(super) fn script(&self, work: &Path, program: &str) -> Result<PathBuf> {
+    pub(in crate::fuzz) fn script(&self, work: &Path, program: &str) -> Result<PathBuf> {
         let baseline = match &self.baseline {
             Some(b) => {
                 let path = work.join("baseline.json");
@@ -324,7 +324,7 @@ pub enum Ended {
 
 /// Run a reducer until it ends or `budget` runs out, with its stderr in `log`. A
 /// reducer that fails says why with the last line of its log.
-pub(super) fn run_bounded(mut command: Command, name: &str, log: &Path, budget: Duration) -> Result<Ended> {
+pub(in crate::fuzz) fn run_bounded(mut command: Command, name: &str, log: &Path, budget: Duration) -> Result<Ended> {
     // Its temporary files (llvm-reduce's copy of the program, its tests' files) go beside
     // the log, in the caller's work folder: a reducer killed at its time limit cannot
     // remove them, the work folder's owner does.

@@ -6,14 +6,14 @@ use std::path::Path;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::bugs::{opt_commands, tools};
-use super::fires::{fires_line, FiresOn};
-use super::interesting::{Baseline, FILLS};
-use super::reduce_ir::IrReduction;
-use super::stale_loop::StaleLoop;
-use super::store::BugRow;
-use super::suspects::Suspects;
-use super::Campaign;
+use crate::fuzz::bug::bugs::{opt_commands, tools};
+use crate::fuzz::bug::fires::{fires_line, FiresOn};
+use crate::fuzz::bug::interesting::{Baseline, FILLS};
+use crate::fuzz::bug::reduce_ir::IrReduction;
+use crate::fuzz::bug::stale_loop::StaleLoop;
+use crate::fuzz::bug::suspects::Suspects;
+use crate::fuzz::campaign::Campaign;
+use crate::fuzz::folder::store::BugRow;
 use crate::oracle::FailureKind;
 use crate::seq::Sequence;
 
@@ -97,9 +97,9 @@ impl Findings {
     }
 
     /// The newest LLVM the campaign knows no longer fires it: the major version it is
-    /// fixed in (see [`super::fires::fixed_in`]).
+    /// fixed in (see [`crate::fuzz::bug::fires::fixed_in`]).
     pub fn fixed_in(&self) -> Option<u32> {
-        self.fires_on.as_deref().and_then(super::fires::fixed_in)
+        self.fires_on.as_deref().and_then(crate::fuzz::bug::fires::fixed_in)
     }
 
     /// One line per finding, for `ctos report` and the campaign page.

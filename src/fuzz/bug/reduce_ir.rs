@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 
-use super::interesting::{run_bounded, Ended, Interesting};
+use crate::fuzz::bug::interesting::{run_bounded, Ended, Interesting};
 use crate::sandbox::Llvm;
 
 /// What IR reduction did, as `outcome.json` records it.

@@ -8,7 +8,7 @@ use anyhow::Result;
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
-use super::store::{Store, TimelineRow};
+use crate::fuzz::folder::store::{Store, TimelineRow};
 
 /// How often the campaign's progress is sampled into its store's timeline.
 const SAMPLE_EVERY_SECONDS: f64 = 5.0;
@@ -52,7 +52,7 @@ struct Snapshot {
     /// Failures whose cause another shard published first (`--sync`): no folder here.
     known_elsewhere: i64,
     /// Programs tested, pairs, failures and bugs by the generator that made the program.
-    by_generator: BTreeMap<String, super::store::GeneratorCounts>,
+    by_generator: BTreeMap<String, crate::fuzz::folder::store::GeneratorCounts>,
     /// Programs without `main` that a generated driver runs (see crate::program::driver).
     programs_with_drivers: usize,
     /// What driver generation left out, over all programs without `main` it was tried on.
@@ -65,7 +65,7 @@ struct Snapshot {
 /// What driver generation made of one program without `main`, kept beside it
 /// (`programs/X.driver.json`) for stats.json's `drivers`.
 #[derive(Debug, Default, Serialize, Deserialize)]
-pub(super) struct DriverRecord {
+pub(in crate::fuzz) struct DriverRecord {
     calls: usize,
     /// Why it has no driver (the reason's first clause), when it has none.
     none: Option<String>,
@@ -74,7 +74,7 @@ pub(super) struct DriverRecord {
 }
 
 impl DriverRecord {
-    pub(super) fn of(outcome: &crate::program::driver::DriverOutcome) -> DriverRecord {
+    pub(in crate::fuzz) fn of(outcome: &crate::program::driver::DriverOutcome) -> DriverRecord {
         let (calls, none) = match &outcome.driver {
             Ok(driver) => (driver.calls, None),
             Err(why) => (0, Some(why.split(" (").next().unwrap_or(why).to_string())),
@@ -83,7 +83,7 @@ impl DriverRecord {
     }
 
     /// A generation that stopped on an error: the program is tested without a driver.
-    pub(super) fn failed(error: &str) -> DriverRecord {
+    pub(in crate::fuzz) fn failed(error: &str) -> DriverRecord {
         // The first line: a verifier's complaint goes on with the IR it names.
         let first = error.lines().next().unwrap_or(error);
         DriverRecord { none: Some(format!("an error: {first}")), ..DriverRecord::default() }
@@ -160,7 +160,12 @@ impl Stats {
 
     /// Keep `record` beside its program as `json` and count it; `with_driver`: generation
     /// wrote a driver.
-    pub(super) fn driver_generated(&mut self, json: &Path, record: DriverRecord, with_driver: bool) -> Result<()> {
+    pub(in crate::fuzz) fn driver_generated(
+        &mut self,
+        json: &Path,
+        record: DriverRecord,
+        with_driver: bool,
+    ) -> Result<()> {
         std::fs::write(json, serde_json::to_string(&record)?)?;
         self.programs_with_drivers += usize::from(with_driver);
         self.drivers.add(record);
@@ -203,7 +208,7 @@ impl Stats {
         let elapsed = started.elapsed().as_secs_f64();
         let this_run = pairs - self.pairs_at_start;
         Ok(Snapshot {
-            llvm_version: super::recorded_llvm_version(store)?,
+            llvm_version: crate::fuzz::folder::store::recorded_llvm_version(store)?,
             iteration: self.iteration,
             elapsed_seconds: elapsed,
             pairs,
@@ -216,7 +221,7 @@ impl Stats {
             bugs_by_kind,
             excluded_sequences: store.excluded()?,
             emi_mismatches: store.programs_with_status("emi-mismatch")?,
-            known_elsewhere: store.failures_resolved_as(super::bugs::ELSEWHERE)?,
+            known_elsewhere: store.failures_resolved_as(crate::fuzz::folder::store::ELSEWHERE)?,
             by_generator: store.by_generator()?,
             programs_with_drivers: self.programs_with_drivers,
             drivers: self.drivers.clone(),

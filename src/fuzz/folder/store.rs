@@ -4,8 +4,10 @@
 
 use std::path::Path;
 
-use anyhow::{Context as _, Result};
+use anyhow::{bail, Context as _, Result};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+
+use crate::sandbox::Llvm;
 
 pub struct Store {
     db: Connection,
@@ -603,3 +605,29 @@ impl Store {
         Ok(self.db.query_row("SELECT COALESCE(SUM(millis), 0) FROM pairs", [], |r| r.get(0))?)
     }
 }
+
+/// The campaign folder's database.
+pub const DB: &str = "campaign.sqlite";
+
+/// The version the campaign recorded when it started (older campaigns did not: the linked).
+pub fn recorded_llvm_version(store: &Store) -> Result<String> {
+    Ok(store.get_meta("llvm_version")?.unwrap_or_else(|| Llvm::Linked.version()))
+}
+
+/// The campaign's store, read-only, after checking that `dir` holds one.
+pub fn open_campaign(dir: &Path) -> Result<Store> {
+    if !dir.is_dir() {
+        bail!("{}: no such folder", dir.display());
+    }
+    if !dir.join(DB).is_file() {
+        bail!("{} holds no campaign (no {DB}); start one with ctos fuzz --out {}", dir.display(), dir.display());
+    }
+    let store = Store::open_read_only(&dir.join(DB))?;
+    if store.get_meta("config").ok().flatten().is_none() {
+        bail!("{} is not a ctos campaign (its {DB} has no configuration)", dir.display());
+    }
+    Ok(store)
+}
+
+/// How a failure is resolved whose cause another shard published.
+pub const ELSEWHERE: &str = "elsewhere";

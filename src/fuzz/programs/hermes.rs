@@ -6,9 +6,9 @@ use std::time::Instant;
 
 use anyhow::Result;
 
-use super::plan::derive;
-use super::pool::{Body, Candidate};
-use super::Campaign;
+use crate::fuzz::campaign::Campaign;
+use crate::fuzz::config::derive;
+use crate::fuzz::programs::candidate::{Body, Candidate};
 use crate::mutate::hermes::{Chain, EmiConfig};
 use crate::program::{screen_many, Generated, Screen, Screening};
 
@@ -20,12 +20,12 @@ pub const MISMATCH: &str = "emi-mismatch: unoptimized, the variant prints differ
 
 /// How many csmith programs to generate for a pool of `pool` variants: twice the seeds
 /// needed, as some will not be clean.
-pub(super) fn csmith_programs_for(pool: usize) -> usize {
+pub(in crate::fuzz) fn csmith_programs_for(pool: usize) -> usize {
     2 * pool.div_ceil(CHAIN)
 }
 
 /// The variants of the first clean csmith programs, `CHAIN` each, enough for `count`.
-pub(super) fn variants(
+pub(in crate::fuzz) fn variants(
     c: &mut Campaign,
     iteration: i64,
     generated: &[(usize, Generated)],
@@ -71,13 +71,13 @@ pub(super) fn variants(
 }
 
 /// The output a program must print unoptimized, when it is an EMI variant.
-pub(super) fn expected_output(origin: &str) -> Option<String> {
+pub(in crate::fuzz) fn expected_output(origin: &str) -> Option<String> {
     let origin: serde_json::Value = serde_json::from_str(origin).ok()?;
     Some(origin.get("expected_output")?.as_str()?.to_string())
 }
 
 /// How a bug folder's EMI variant is made again, for its README.
-pub(super) fn provenance(origin: &str) -> Option<String> {
+pub(in crate::fuzz) fn provenance(origin: &str) -> Option<String> {
     let origin: serde_json::Value = serde_json::from_str(origin).ok()?;
     if origin.get("generator")?.as_str()? != "hermes" {
         return None;

@@ -15,8 +15,8 @@ use anyhow::Result;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::pool::{Body, Candidate};
-use super::Campaign;
+use crate::fuzz::campaign::Campaign;
+use crate::fuzz::programs::candidate::{Body, Candidate};
 use crate::llvm::ir_text_of;
 use crate::mutate::witness::ir::IrMutator;
 use crate::mutate::witness::{Mutator, RuleClass};
@@ -51,7 +51,7 @@ struct Seed {
     inherit: serde_json::Map<String, serde_json::Value>,
 }
 
-pub(super) fn mutants(c: &mut Campaign, iteration: i64, seed: u64, count: usize) -> Result<Vec<Candidate>> {
+pub(in crate::fuzz) fn mutants(c: &mut Campaign, iteration: i64, seed: u64, count: usize) -> Result<Vec<Candidate>> {
     let (seeds, reproducers) = (seeds(c, iteration, seed, count)?, reproducers(c)?);
     if seeds.is_empty() && reproducers.is_empty() {
         return Ok(Vec::new());
@@ -112,13 +112,14 @@ pub(super) fn mutants(c: &mut Campaign, iteration: i64, seed: u64, count: usize)
 /// The seeds of one iteration: `--seeds`, `--programs`, or fresh csmith programs.
 fn seeds(c: &mut Campaign, iteration: i64, seed: u64, count: usize) -> Result<Vec<Seed>> {
     if !c.seeds.is_empty() {
-        let chosen = super::seeds::candidates(c, seed ^ 0x7365_6564, count.div_ceil(MUTANTS_PER_SEED))?;
+        let chosen =
+            crate::fuzz::programs::from_seeds::candidates(c, seed ^ 0x7365_6564, count.div_ceil(MUTANTS_PER_SEED))?;
         return Ok(chosen
             .into_iter()
             .filter_map(|s| {
-                let super::pool::Body::Ir(ir) = s.body else { return None };
+                let crate::fuzz::programs::candidate::Body::Ir(ir) = s.body else { return None };
                 let name = s.origin.get("file")?.as_str()?.to_string();
-                let inherit = super::seeds::inherited(&s.origin);
+                let inherit = crate::fuzz::programs::seeds::inherited(&s.origin);
                 Some(Seed { name, ir, c_file: None, executable: true, inherit })
             })
             .collect());
@@ -127,13 +128,15 @@ fn seeds(c: &mut Campaign, iteration: i64, seed: u64, count: usize) -> Result<Ve
     let mut sources = Vec::new();
     match c.config.programs_dir.clone() {
         Some(dir) => {
-            for file in super::preflight::program_files(&dir)? {
+            for file in crate::fuzz::programs::candidate::program_files(&dir)? {
                 let c_source = file.extension().is_some_and(|e| e == "c").then(|| std::fs::read_to_string(&file));
                 sources.push((file.display().to_string(), c_source.transpose()?, Some(file)));
             }
         }
         None => {
-            for (_, g) in super::pool::csmith(c, Generator::Csmith, seed, count.div_ceil(MUTANTS_PER_SEED)) {
+            for (_, g) in
+                crate::fuzz::programs::csmith::csmith(c, Generator::Csmith, seed, count.div_ceil(MUTANTS_PER_SEED))
+            {
                 sources.push((format!("csmith {}", g.csmith_args.join(" ")), Some(g.source), None));
             }
         }

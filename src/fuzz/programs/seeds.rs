@@ -75,13 +75,13 @@ pub struct SeedStats {
 
 impl SeedStats {
     /// What the campaign starts with, before any is tested.
-    pub(super) fn new(seeds: &[SeedEntry], left_out: LeftOut) -> SeedStats {
+    pub(in crate::fuzz) fn new(seeds: &[SeedEntry], left_out: LeftOut) -> SeedStats {
         let files = seeds.iter().map(|s| &s.file).collect::<std::collections::BTreeSet<_>>().len();
         SeedStats { files, entries: seeds.len(), left_out, skipped: BTreeMap::new() }
     }
 
     /// None for a campaign without seeds.
-    pub(super) fn of(store: &super::store::Store) -> Result<Option<SeedStats>> {
+    pub(in crate::fuzz) fn of(store: &crate::fuzz::folder::store::Store) -> Result<Option<SeedStats>> {
         let Some(json) = store.get_meta("seeds")? else { return Ok(None) };
         let seeds: Vec<SeedEntry> = serde_json::from_str(&json)?;
         let left_out = match store.get_meta("seeds_left_out")? {
@@ -288,31 +288,9 @@ fn seed_entries(file: &Path, catalog: &Catalog, render: &RenderOptions) -> Resul
     Ok(entries)
 }
 
-/// `count` of the campaign's seeds, drawn at random (each once): programs under their own
-/// options, with their own pipelines in their origin.
-pub(super) fn candidates(c: &super::Campaign, seed: u64, count: usize) -> Result<Vec<super::pool::Candidate>> {
-    use rand::SeedableRng as _;
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let mut out = Vec::new();
-    for (k, s) in c.seeds.sample(&mut rng, count.min(c.seeds.len())).enumerate() {
-        // A seed that went since the campaign started is one program fewer.
-        let Ok(bytes) = crate::files::read_regular(Path::new(&s.file)) else { continue };
-        let Ok(text) = crate::llvm::ir_text_of(&bytes) else { continue };
-        let mut origin = origin_of(s);
-        if rng.random_ratio(1, KNOB_CHANGE_ONE_IN) {
-            if let Some((options, change)) = knob_changed(&mut rng, &s.options) {
-                origin["llvm_args"] = serde_json::json!(options);
-                origin["knob"] = serde_json::json!(change);
-            }
-        }
-        out.push(super::pool::Candidate { suffix: format!("t{k:03}"), body: super::pool::Body::Ir(text), origin });
-    }
-    Ok(out)
-}
-
 /// One in this many drawn seeds runs with one of its knobs changed: a test's thresholds and
 /// widths are set to reach one path of its pass, and the paths beside it are as untested.
-const KNOB_CHANGE_ONE_IN: u32 = 3;
+pub const KNOB_CHANGE_ONE_IN: u32 = 3;
 
 /// `options` with one knob (`-name=value`, a number or a boolean; not a target flag)
 /// changed, and `-name=old → new` to say so; None when the options have no knob.
@@ -359,7 +337,7 @@ fn knob_values(value: &str) -> Option<Vec<String>> {
 
 /// The origin record of a seed's program: its file, options and own pipelines (which its
 /// mutants inherit, see [`inherited`]).
-pub(super) fn origin_of(s: &SeedEntry) -> serde_json::Value {
+pub(in crate::fuzz) fn origin_of(s: &SeedEntry) -> serde_json::Value {
     serde_json::json!({
         "generator": crate::program::Generator::Seeds, "file": s.file, "llvm_args": s.options,
         "pipelines": s.pipelines,
@@ -367,7 +345,7 @@ pub(super) fn origin_of(s: &SeedEntry) -> serde_json::Value {
 }
 
 /// What a program made from the seed of `origin` keeps of it: its options and pipelines.
-pub(super) fn inherited(origin: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+pub(in crate::fuzz) fn inherited(origin: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
     ["llvm_args", "pipelines", "knob"]
         .into_iter()
         .filter_map(|k| Some((k.to_string(), origin.get(k)?.clone())))
@@ -375,17 +353,17 @@ pub(super) fn inherited(origin: &serde_json::Value) -> serde_json::Map<String, s
 }
 
 /// Whether the program of `origin` is a seed's or a seed's mutant.
-pub(super) fn from_seed(origin: &str) -> bool {
+pub(in crate::fuzz) fn from_seed(origin: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(origin).is_ok_and(|o| o.get("pipelines").is_some())
 }
 
 /// A program's own LLVM options (a seed's RUN line options), from its origin record.
-pub(super) fn own_options(origin: &str) -> Vec<String> {
+pub(in crate::fuzz) fn own_options(origin: &str) -> Vec<String> {
     own_list(origin, "llvm_args")
 }
 
 /// A program's own pipelines (a seed's RUN line pipelines), from its origin record.
-pub(super) fn own_pipelines(origin: &str) -> Vec<String> {
+pub(in crate::fuzz) fn own_pipelines(origin: &str) -> Vec<String> {
     own_list(origin, "pipelines")
 }
 
@@ -542,8 +520,8 @@ mod tests {
         let entry = SeedEntry { file: "t/vw.ll".into(), options: options.clone(), pipelines: vec![] };
         let mut origin = origin_of(&entry);
         origin["knob"] = serde_json::json!("-force-vector-width=8 → 16");
-        let told = crate::fuzz::pool::provenance(&origin.to_string()).unwrap();
+        let told = crate::fuzz::programs::origin::provenance(&origin.to_string()).unwrap();
         assert!(told.contains("LLVM's test `t/vw.ll`") && told.contains("`-force-vector-width=8 → 16`"), "{told}");
-        assert!(!crate::fuzz::pool::provenance(&origin_of(&entry).to_string()).unwrap().contains("knob"));
+        assert!(!crate::fuzz::programs::origin::provenance(&origin_of(&entry).to_string()).unwrap().contains("knob"));
     }
 }
