@@ -78,6 +78,15 @@ impl Pass {
     pub fn with_params(name: &str, params: Option<String>) -> Pass {
         Pass { name: name.to_string(), params }
     }
+
+    /// Whether running the pass can change the IR: verifiers, printers, `no-op-…` passes
+    /// and analyses run for their results (`require<…>`, `invalidate<…>`) cannot.
+    pub fn may_change_ir(&self) -> bool {
+        let name = self.name.as_str();
+        !(matches!(name, "verify" | "require" | "invalidate")
+            || name.starts_with("print")
+            || name.starts_with("no-op-"))
+    }
 }
 
 impl fmt::Display for Pass {
@@ -182,6 +191,15 @@ impl Sequence {
 
     /// This sequence without the passes whose execution-order index `keep` rejects;
     /// adaptors left empty disappear.
+    /// The sequence without the passes at its end that cannot change the IR (all of it
+    /// when no pass can): what the optimized module is, and so what it prints, does not
+    /// depend on them.
+    pub fn without_inert_tail(&self) -> Sequence {
+        let passes = self.passes();
+        let end = passes.iter().rposition(|p| p.may_change_ir()).map_or(passes.len(), |i| i + 1);
+        self.retain_passes(|i| i < end)
+    }
+
     pub fn retain_passes(&self, mut keep: impl FnMut(usize) -> bool) -> Sequence {
         fn walk(items: &[Item], next: &mut usize, keep: &mut dyn FnMut(usize) -> bool) -> Vec<Item> {
             let mut out = Vec::new();

@@ -352,3 +352,14 @@ fn batched_reduction_finds_what_one_at_a_time_finds() {
         }
     }
 }
+
+#[test]
+fn a_sequence_loses_the_passes_at_its_end_that_cannot_change_the_ir() {
+    let c = catalog();
+    let inert = |text: &str| Sequence::parse(text, &c).unwrap().without_inert_tail().render(&c).unwrap();
+    assert_eq!(inert("function(sroa,verify,gvn),verify"), "function(sroa,verify,gvn)");
+    assert_eq!(inert("function(gvn,require<memoryssa>),invalidate<memoryssa>,verify"), "function(gvn)");
+    assert_eq!(inert("sroa,gvn"), "function(sroa,gvn)");
+    // Nothing that changes the IR: nothing is dropped.
+    assert_eq!(inert("verify"), "verify");
+}
