@@ -11,6 +11,7 @@ mod coverage;
 mod engine;
 mod fuzz;
 mod generators;
+mod house;
 mod locseq;
 mod preserved;
 mod shards;
