@@ -12,7 +12,7 @@ mod print_passes;
 pub mod random;
 pub mod reduce;
 mod render;
-pub use parse::{names_pass, pipeline_lines, top_level_elements};
+pub use parse::{names_pass, pipeline_lines, through_element, top_level_elements};
 pub use render::render_with;
 
 use std::fmt;

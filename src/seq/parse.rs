@@ -84,6 +84,18 @@ pub fn pipeline_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
         .filter(|(_, l)| !l.is_empty())
 }
 
+/// The part of `seq` that ran when the optimizer stopped in top-level element `element`
+/// of its rendering: the elements after it never started. None when nothing follows it
+/// (or the text does not parse back).
+pub fn through_element(seq: &Sequence, element: usize, catalog: &Catalog, opts: &RenderOptions) -> Option<Sequence> {
+    let text = render_with(seq, catalog, opts).ok()?;
+    let elements = top_level_elements(&text);
+    if element + 1 >= elements.len() {
+        return None;
+    }
+    Sequence::parse_with(&elements[..=element].join(","), catalog, opts).ok()
+}
+
 /// The top-level elements of new-PM pipeline text, as LLVM counts them (the sandbox's
 /// `failed_in_element` indexes these).
 pub fn top_level_elements(pipeline: &str) -> Vec<&str> {

@@ -363,3 +363,16 @@ fn a_sequence_loses_the_passes_at_its_end_that_cannot_change_the_ir() {
     // Nothing that changes the IR: nothing is dropped.
     assert_eq!(inert("verify"), "verify");
 }
+
+#[test]
+fn the_part_of_a_sequence_that_ran_ends_with_the_element_the_optimizer_stopped_in() {
+    let c = catalog();
+    let opts = RenderOptions::default();
+    let seq = Sequence::parse("function(sroa),function(loop(loop-unroll-full)),globaldce,constmerge", &c).unwrap();
+    let ran = |e| through_element(&seq, e, &c, &opts).map(|s| s.render(&c).unwrap());
+    assert_eq!(ran(1).as_deref(), Some("function(sroa),function(loop(loop-unroll-full))"));
+    assert_eq!(ran(0).as_deref(), Some("function(sroa)"));
+    // The last element stopped: nothing to cut.
+    assert_eq!(ran(3), None);
+    assert_eq!(ran(9), None);
+}

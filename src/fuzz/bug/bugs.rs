@@ -17,7 +17,7 @@ use crate::program::Subject;
 use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, JobSpec, Llvm, Run};
 use crate::seq::random::{contains_ordered, with_preconditions};
 use crate::seq::reduce::reduce_batched;
-use crate::seq::{render_with, Sequence};
+use crate::seq::{render_with, through_element, Sequence};
 
 /// Reduction tests per failure: enough for 200-pass sequences, bounded for slow ones.
 const MAX_TESTS: usize = 400;
@@ -119,6 +119,12 @@ pub(in crate::fuzz) fn reduce_while_failing(
     seq: &Sequence,
 ) -> Option<Sequence> {
     let render = c.config.render();
+    // The elements after the one the optimizer stopped in never ran: they go before any
+    // candidate runs. Each candidate of a hang costs its time limit, and the budget ran
+    // out before reduction dropped a newgvn hang's tail (its folder said
+    // `canonicalize-aliases`, the last pass, which never started).
+    let ran = ran_part(c, subject, execute, oracle, seq);
+    let seq = ran.as_ref().unwrap_or(seq);
     // A sequence of the user's (`--sequences`) may run a pass without its preconditions:
     // its candidates do too, or they would fail otherwise than it did.
     let with_them = with_preconditions(seq, &c.catalog) == *seq;
@@ -183,6 +189,21 @@ pub(in crate::fuzz) fn reduce_while_failing(
         reduced = preconditioned(&reduce_batched(&reduced, c.jobs, &mut fails_each));
     }
     Some(reduced)
+}
+
+/// The part of `seq` that ran before the optimizer stopped, when it stops (a crash, a
+/// fatal error, a hang) the way under study and passes were left to run.
+fn ran_part(c: &Campaign, subject: &mut Subject, execute: bool, oracle: &Oracle, seq: &Sequence) -> Option<Sequence> {
+    if oracle.expected.kind == FailureKind::WrongCode {
+        return None;
+    }
+    let render = c.config.render();
+    let text = render_with(seq, &c.catalog, &render).ok()?;
+    let run = subject.pool.run_one(&mut subject.module, &job(c, execute, &text)).ok()?;
+    if !oracle.judge(&run, &text).is_ok_and(|v| v == Verdict::Same) {
+        return None;
+    }
+    through_element(seq, run.failed_in_element?, &c.catalog, &render)
 }
 
 fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<()> {
