@@ -10,7 +10,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::fuzz::bug::failure::{detail_of, FailureDetail};
 use crate::fuzz::campaign::Campaign;
+use crate::fuzz::folder::store;
 use crate::fuzz::folder::store::ProgramRow;
+use crate::fuzz::programs::hermes;
+use crate::fuzz::programs::origin;
+use crate::fuzz::programs::seeds;
 use crate::fuzz::programs::stored::{driver_path, load, with_generated_driver};
 use crate::oracle::{execution_failure, observe, vote, FailureKind, Observation, Vote};
 use crate::program::{screen, Screen, Screening, Subject};
@@ -58,8 +62,7 @@ pub(super) fn test_iteration(c: &mut Campaign, iteration: i64) -> Result<bool> {
 /// program has no `main`: then only the optimizer is judged. `Err` skips the program.
 fn reference_of(c: &Campaign, program: &ProgramRow, subject: &mut Subject) -> Result<Option<Execution>, String> {
     let generated_driver = driver_path(c, program).is_file();
-    if !subject.module.can_execute() || !(generated_driver || crate::fuzz::programs::origin::executes(&program.origin))
-    {
+    if !subject.module.can_execute() || !(generated_driver || origin::executes(&program.origin)) {
         return Ok(None);
     }
     if let Ok(Some(json)) = c.store.reference(program.id) {
@@ -68,8 +71,8 @@ fn reference_of(c: &Campaign, program: &ProgramRow, subject: &mut Subject) -> Re
         }
     }
     match subject.reference() {
-        Ok(e) if crate::fuzz::programs::hermes::expected_output(&program.origin).is_some_and(|x| x != e.stdout) => {
-            Err(crate::fuzz::programs::hermes::MISMATCH.to_string())
+        Ok(e) if hermes::expected_output(&program.origin).is_some_and(|x| x != e.stdout) => {
+            Err(hermes::MISMATCH.to_string())
         }
         Ok(e) if e.status == ExecStatus::Exited(0) => Ok(Some(e)),
         Ok(e) => Err(format!("skipped: the unoptimized program {}", e.status.describe())),
@@ -81,7 +84,7 @@ fn test_program(c: &mut Campaign, program: &ProgramRow, shared: &[(i64, String)]
     let mut subject = match load(c, program, c.config.limits()) {
         Ok(s) => s,
         // A seed (or its mutant) may name a target or flag the LLVM under test lacks.
-        Err(e) if crate::fuzz::programs::seeds::from_seed(&program.origin) => {
+        Err(e) if seeds::from_seed(&program.origin) => {
             c.store.set_program_status(program.id, &format!("skipped: {e:#}"), None)?;
             return Ok(true);
         }
@@ -152,7 +155,7 @@ fn test_program(c: &mut Campaign, program: &ProgramRow, shared: &[(i64, String)]
 }
 
 fn record_pair(
-    store: &crate::fuzz::folder::store::Store,
+    store: &store::Store,
     program: i64,
     sequence: i64,
     run: &Run,

@@ -12,7 +12,10 @@ use crate::embed::{doc2vec::Doc2VecParams, embed_programs, embed_sequences};
 use crate::fuzz::campaign::Campaign;
 use crate::fuzz::config::{derive, Selection};
 use crate::fuzz::folder::store::{ProgramRow, SelectionPoint};
+use crate::fuzz::programs::candidate;
 use crate::fuzz::programs::candidate::Body;
+use crate::fuzz::programs::pool;
+use crate::fuzz::programs::seeds;
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::program::Generator;
 use crate::select::{project_2d, random_select, select_representatives, XMeansParams};
@@ -62,15 +65,8 @@ fn own_sequences(c: &Campaign, iteration: i64, programs: &[ProgramRow]) -> Resul
         .iter()
         .map(|p| {
             let mut own = Vec::new();
-            for pipeline in crate::fuzz::programs::seeds::own_pipelines(&p.origin) {
-                let variants = crate::fuzz::programs::seeds::perturbed(
-                    &mut rng,
-                    &pipeline,
-                    &pool,
-                    &c.catalog,
-                    &render,
-                    PERTURBATIONS,
-                );
+            for pipeline in seeds::own_pipelines(&p.origin) {
+                let variants = seeds::perturbed(&mut rng, &pipeline, &pool, &c.catalog, &render, PERTURBATIONS);
                 own.push(pipeline);
                 own.extend(variants);
             }
@@ -193,7 +189,7 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
         c.stats.spent("compiling (clang)", t);
         return programs;
     }
-    let candidates = crate::fuzz::programs::pool::candidates(c, iteration)?;
+    let candidates = pool::candidates(c, iteration)?;
     let t = Instant::now();
     c.stats.tick(&c.dir, &c.store, c.started, "compiling programs")?;
     let scratch = tempfile::tempdir()?;
@@ -238,7 +234,7 @@ fn plan_programs(c: &mut Campaign, iteration: i64) -> Result<Vec<ProgramRow>> {
 }
 
 fn user_programs(c: &Campaign, dir: &Path, iteration: i64, frontend: &CFrontend) -> Result<Vec<ProgramRow>> {
-    let files = crate::fuzz::programs::candidate::program_files(dir)?;
+    let files = candidate::program_files(dir)?;
     let mut rows = Vec::new();
     for (k, file) in files.iter().enumerate() {
         let name = format!("i{iteration:03}-u{k:03}");

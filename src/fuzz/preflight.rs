@@ -5,8 +5,12 @@ use std::path::Path;
 
 use anyhow::{bail, Context as _, Result};
 
+use crate::fuzz::bug::finish;
+use crate::fuzz::bug::reduce_ir;
 use crate::fuzz::config::CampaignConfig;
 use crate::fuzz::programs::candidate::program_files;
+use crate::fuzz::programs::pool;
+use crate::fuzz::programs::seeds;
 use crate::fuzz::programs::seeds::{LeftOut, SeedEntry};
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::program::{find_on_path, Generator};
@@ -50,7 +54,7 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, llvm: &Llvm) -> 
         }
     }
     if config.reduce_ir_seconds > 0.0 {
-        crate::fuzz::bug::reduce_ir::llvm_reduce_for(llvm)?;
+        reduce_ir::llvm_reduce_for(llvm)?;
     }
     if let Some(sync) = &config.sync {
         // Made when the campaign starts; here nothing is written yet.
@@ -60,7 +64,7 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, llvm: &Llvm) -> 
         }
     }
     for path in &config.also_opt {
-        crate::fuzz::bug::finish::locate_also(path)?;
+        finish::locate_also(path)?;
     }
     let sequences = match &config.sequences_file {
         Some(file) => Some(read_sequences(file, catalog, config)?),
@@ -105,7 +109,7 @@ fn check_seeds(config: &CampaignConfig, catalog: &Catalog) -> Result<Option<(Vec
     if !mix.has(Generator::Seeds) && !mix.has(Generator::IrMutate) {
         bail!("--seeds feeds the seeds and ir-mutate generators; --generator {mix} uses neither");
     }
-    let (seeds, left_out) = crate::fuzz::programs::seeds::load(&config.seeds_dirs, catalog, &config.render())?;
+    let (seeds, left_out) = seeds::load(&config.seeds_dirs, catalog, &config.render())?;
     if seeds.is_empty() {
         bail!("--seeds: no seed this LLVM can use ({} left out: {})", left_out.total(), left_out.summary());
     }
@@ -187,7 +191,7 @@ fn check_generators(config: &CampaignConfig, llvm: &Llvm) -> Result<()> {
         bail!("csmith is not installed (scripts/setup.sh installs it), or test your own programs with --programs DIR");
     }
     if mix.has(Generator::LlvmStress) {
-        crate::fuzz::programs::pool::stress_tool(llvm)?;
+        pool::stress_tool(llvm)?;
     }
     if let Some(opt) = llvm.external().filter(|o| mutants && o.major() < Llvm::Linked.major()) {
         bail!(

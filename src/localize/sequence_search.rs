@@ -119,7 +119,7 @@ pub struct SearchStats {
     /// Bug-free configurations of the failing sequence (among `passing`).
     pub passing_configs: usize,
     pub generations: usize,
-    /// Times the GA's population stalled and was drawn afresh.
+    /// Times the GA's population stalled and a fresh batch joined its best.
     pub restarts: usize,
     pub best_similarity: f64,
     pub seconds: f64,
@@ -198,6 +198,19 @@ impl Searcher<'_, '_, '_> {
             .map(|i| Candidate { pipeline: self.pipeline(i), llvm_args: Vec::new(), config: false })
             .collect();
         self.evaluate(&candidates)
+    }
+
+    /// `n` random individuals, each with its fitness.
+    fn random_batch<R: Rng + ?Sized>(
+        &mut self,
+        rng: &mut R,
+        table: &GeneTable,
+        params: &GaParams,
+        n: usize,
+    ) -> anyhow::Result<Vec<(Individual, f64)>> {
+        let individuals: Vec<Individual> = (0..n).map(|_| ga::random_individual(rng, table, params)).collect();
+        let fitness = self.evaluate_individuals(&individuals)?;
+        Ok(individuals.into_iter().zip(fitness).collect())
     }
 
     /// Evaluate `n` configurations of the culprit pass.
@@ -348,18 +361,15 @@ pub fn search<R: Rng + ?Sized>(
                 stalled += 1;
             }
             if stalled >= STALL_GENERATIONS {
-                let fresh: Vec<Individual> = (0..batch).map(|_| ga::random_individual(rng, table, &params)).collect();
-                let fitness = s.evaluate_individuals(&fresh)?;
                 population.truncate(ELITE);
-                population.extend(fresh.into_iter().zip(fitness));
+                population.extend(s.random_batch(rng, table, &params, batch)?);
                 stalled = 0;
                 s.recorder.stats.restarts += 1;
             }
         } else {
-            let individuals: Vec<Individual> = (0..batch).map(|_| ga::random_individual(rng, table, &params)).collect();
-            let fitness = s.evaluate_individuals(&individuals)?;
+            let scored = s.random_batch(rng, table, &params, batch)?;
             if strategy.evolves() {
-                population = individuals.into_iter().zip(fitness).collect();
+                population = scored;
             }
         }
         if strategy != Strategy::Configs {

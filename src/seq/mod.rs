@@ -189,8 +189,6 @@ impl Sequence {
         Sequence::flat(self.passes().into_iter().cloned())
     }
 
-    /// This sequence without the passes whose execution-order index `keep` rejects;
-    /// adaptors left empty disappear.
     /// The sequence without the passes at its end that cannot change the IR (all of it
     /// when no pass can): what the optimized module is, and so what it prints, does not
     /// depend on them.
@@ -200,6 +198,8 @@ impl Sequence {
         self.retain_passes(|i| i < end)
     }
 
+    /// This sequence without the passes whose execution-order index `keep` rejects;
+    /// adaptors left empty disappear.
     pub fn retain_passes(&self, mut keep: impl FnMut(usize) -> bool) -> Sequence {
         fn walk(items: &[Item], next: &mut usize, keep: &mut dyn FnMut(usize) -> bool) -> Vec<Item> {
             let mut out = Vec::new();

@@ -5,11 +5,16 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
+use crate::fuzz::bug::cross;
+use crate::fuzz::bug::cvise;
 use crate::fuzz::bug::failure::{detail_of, FailureDetail};
+use crate::fuzz::bug::interesting;
 use crate::fuzz::campaign::Campaign;
 use crate::fuzz::folder::store::{now, BugRow, FailureRow, ProgramRow, VariantRow, ELSEWHERE};
 use crate::fuzz::folder::sync::{Cause, SyncDir};
-use crate::fuzz::programs::stored::load;
+use crate::fuzz::programs::origin;
+use crate::fuzz::programs::seeds;
+use crate::fuzz::programs::stored::{self, load};
 use crate::llvm::{IrModule, VerifyEach};
 use crate::oracle::{bug_key, key_before_reduction, Failure, FailureKind, Oracle, Verdict};
 use crate::output::shell_quote;
@@ -123,8 +128,8 @@ pub(in crate::fuzz) fn reduce_while_failing(
     // candidate runs. Each candidate of a hang costs its time limit, and the budget ran
     // out before reduction dropped a newgvn hang's tail (its folder said
     // `canonicalize-aliases`, the last pass, which never started).
-    let ran = ran_part(c, subject, execute, oracle, seq);
-    let seq = ran.as_ref().unwrap_or(seq);
+    let stopped = stopped_run(c, subject, execute, oracle, seq);
+    let seq = stopped.as_ref().and_then(|s| s.ran.as_ref()).unwrap_or(seq);
     // A sequence of the user's (`--sequences`) may run a pass without its preconditions:
     // its candidates do too, or they would fail otherwise than it did.
     let with_them = with_preconditions(seq, &c.catalog) == *seq;
@@ -161,7 +166,8 @@ pub(in crate::fuzz) fn reduce_while_failing(
         }
         verdicts
     };
-    if !fails_each(std::slice::from_ref(seq))[0] {
+    // What stopped the way under study needs no second run to say that it fails.
+    if !stopped.as_ref().is_some_and(|s| s.same) && !fails_each(std::slice::from_ref(seq))[0] {
         return None;
     }
     stop.set(Some(std::time::Instant::now() + reduction_budget(c)));
@@ -191,19 +197,25 @@ pub(in crate::fuzz) fn reduce_while_failing(
     Some(reduced)
 }
 
-/// The part of `seq` that ran before the optimizer stopped, when it stops (a crash, a
-/// fatal error, a hang) the way under study and passes were left to run.
-fn ran_part(c: &Campaign, subject: &mut Subject, execute: bool, oracle: &Oracle, seq: &Sequence) -> Option<Sequence> {
+/// One run of a sequence the optimizer stops in (a crash, a fatal error, a hang): whether
+/// it stopped the way under study, and the part of the sequence that ran when passes were
+/// left to run (the elements after the one it stopped in never started).
+struct Stopped {
+    same: bool,
+    ran: Option<Sequence>,
+}
+
+/// None for wrong code (the optimizer finishes) or when the run could not be made.
+fn stopped_run(c: &Campaign, subject: &mut Subject, execute: bool, oracle: &Oracle, seq: &Sequence) -> Option<Stopped> {
     if oracle.expected.kind == FailureKind::WrongCode {
         return None;
     }
     let render = c.config.render();
     let text = render_with(seq, &c.catalog, &render).ok()?;
     let run = subject.pool.run_one(&mut subject.module, &job(c, execute, &text)).ok()?;
-    if !oracle.judge(&run, &text).is_ok_and(|v| v == Verdict::Same) {
-        return None;
-    }
-    through_element(seq, run.failed_in_element?, &c.catalog, &render)
+    let same = oracle.judge(&run, &text).is_ok_and(|v| v == Verdict::Same);
+    let ran = run.failed_in_element.filter(|_| same).and_then(|e| through_element(seq, e, &c.catalog, &render));
+    Some(Stopped { same, ran })
 }
 
 fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<()> {
@@ -346,7 +358,7 @@ fn claim(c: &Campaign, l: &Loaded, bug: &BugRow) -> Result<bool> {
 /// and, when the optimizer failed, in an element that runs `culprit`.
 fn fails_as(c: &Campaign, l: &mut Loaded, pipeline: &str, kind: FailureKind, culprit: &str) -> Result<bool> {
     let run = run(c, l, pipeline)?;
-    Ok(crate::fuzz::bug::cross::fails_like(&run, l.reference.as_ref(), pipeline, kind, culprit))
+    Ok(cross::fails_like(&run, l.reference.as_ref(), pipeline, kind, culprit))
 }
 
 /// A line for the `n`th other face of the bug in `folder` in its README's "Also seen as".
@@ -388,7 +400,7 @@ fn add_variant(c: &Campaign, l: &Loaded, bug: &BugRow, key: String, failure: &Fa
         ),
     )?;
     let outcome = serde_json::json!({ "kind": failure.kind, "signature": failure.signature, "pass": bug.pass });
-    let outcome = with_handoff(outcome, c, crate::fuzz::programs::stored::options_of(c, &l.program), program, reduced);
+    let outcome = with_handoff(outcome, c, stored::options_of(c, &l.program), program, reduced);
     std::fs::write(path.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
     note_also_seen(&c.dir.join(&bug.dir), n, &failure.signature, reduced, program)?;
     let variant = VariantRow {
@@ -434,11 +446,10 @@ fn write_bug_folder(
         "program": l.program.name,
         "program_origin": serde_json::from_str::<serde_json::Value>(&l.program.origin).ok(),
     });
-    let outcome =
-        with_handoff(outcome, c, crate::fuzz::programs::stored::options_of(c, &l.program), program, &bug.reduced);
+    let outcome = with_handoff(outcome, c, stored::options_of(c, &l.program), program, &bug.reduced);
     std::fs::write(dir.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;
     let mut text = readme(c, bug, failure, last, program);
-    text.push_str(&crate::fuzz::programs::origin::provenance(&l.program.origin).unwrap_or_default());
+    text.push_str(&origin::provenance(&l.program.origin).unwrap_or_default());
     std::fs::write(dir.join("README.md"), text)?;
     Ok(())
 }
@@ -470,7 +481,7 @@ fn with_handoff(
 /// an external opt: what that opt read, as its own clang made it (the linked LLVM's text
 /// may be too new for an older opt).
 fn program_file(c: &Campaign, l: &Loaded, dir: &std::path::Path) -> Result<&'static str> {
-    let driver = crate::fuzz::programs::stored::driver_path(c, &l.program);
+    let driver = stored::driver_path(c, &l.program);
     if driver.is_file() {
         std::fs::copy(&driver, dir.join(DRIVER))?;
     }
@@ -560,7 +571,7 @@ pub(in crate::fuzz) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, 
 
 /// Whether `bug`'s program runs with a driver ctos generated for it.
 fn has_driver(c: &Campaign, bug: &BugRow) -> bool {
-    c.store.program(bug.program).is_ok_and(|p| crate::fuzz::programs::stored::driver_path(c, &p).is_file())
+    c.store.program(bug.program).is_ok_and(|p| stored::driver_path(c, &p).is_file())
 }
 
 /// The LLVM options `bug`'s program runs with (the campaign's, then a seed's own).
@@ -572,7 +583,7 @@ pub(in crate::fuzz) fn bug_options(c: &Campaign, bug: &BugRow) -> Vec<String> {
 
 /// The options of `bug`'s own program (a seed's RUN line), beyond the campaign's.
 fn own_options(c: &Campaign, bug: &BugRow) -> Vec<String> {
-    c.store.program(bug.program).map(|p| crate::fuzz::programs::seeds::own_options(&p.origin)).unwrap_or_default()
+    c.store.program(bug.program).map(|p| seeds::own_options(&p.origin)).unwrap_or_default()
 }
 
 /// `program`: the bug folder's IR file the commands run.
@@ -637,7 +648,7 @@ pub(in crate::fuzz) fn localize_command(folder: &str, opt: Option<&std::path::Pa
 /// Reduce the bug's C program with cvise and keep the result beside the original.
 fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
     let dir = c.dir.join(&bug.dir);
-    let check = crate::fuzz::bug::interesting::Interesting {
+    let check = interesting::Interesting {
         failure: failure.clone(),
         pipeline: bug.reduced.clone(),
         verify_each: c.config.verify_each,
@@ -650,7 +661,7 @@ fn reduce_program(c: &Campaign, bug: &BugRow, failure: &Failure) -> Result<()> {
         driver: None,
     };
     let budget = Duration::from_secs_f64(c.config.reduce_programs_seconds);
-    let reduced = match crate::fuzz::bug::cvise::reduce_program(&dir.join("program.c"), &check, budget, c.jobs) {
+    let reduced = match cvise::reduce_program(&dir.join("program.c"), &check, budget, c.jobs) {
         Ok(reduced) => reduced,
         // The bug and its reproducer stand without the smaller program: say why, go on.
         Err(e) => {

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
+use crate::fuzz::bug::bugs;
 use crate::fuzz::bug::bugs::reduce_while_failing;
 use crate::fuzz::bug::fires::{fires_on_each, FiresOn, Reproducer};
 use crate::fuzz::bug::interesting::{Baseline, Interesting, FILLS};
@@ -122,7 +123,7 @@ fn shorter_pipeline(
     check: &Interesting,
     reduced: &Path,
 ) -> Result<Option<(String, String)>> {
-    let mut spec = SubjectSpec::new(reduced, &crate::fuzz::bug::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+    let mut spec = SubjectSpec::new(reduced, &bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
     spec.driver = check.driver.clone();
     let mut subject = Subject::load(&spec, c.jobs, check.limits)?;
     let mut oracle = Oracle::of(check.failure.clone(), None);
@@ -192,14 +193,14 @@ fn stale_loop(c: &Campaign, bug: &BugRow, file: &Path, pipeline: &str) -> Result
 
 /// `file` loaded with the bug's options on the campaign's LLVM, with one child.
 fn reproducer_subject(c: &Campaign, bug: &BugRow, file: &Path) -> Result<Subject> {
-    let mut spec = SubjectSpec::new(file, &crate::fuzz::bug::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+    let mut spec = SubjectSpec::new(file, &bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
     spec.driver = driver_beside(file);
     Subject::load(&spec, 1, c.config.limits())
 }
 
 /// The bug folder's generated driver, beside its program `file`.
 fn driver_beside(file: &Path) -> Option<PathBuf> {
-    Some(file.with_file_name(crate::fuzz::bug::bugs::DRIVER)).filter(|d| d.is_file())
+    Some(file.with_file_name(bugs::DRIVER)).filter(|d| d.is_file())
 }
 
 /// The bug's reproducer (`file` under `pipeline`, whose culprit is `culprit`) judged on
@@ -213,7 +214,7 @@ fn fires_on(c: &Campaign, bug: &BugRow, kind: FailureKind, file: &Path, pipeline
         pipeline,
         kind,
         culprit,
-        llvm_args: &crate::fuzz::bug::bugs::bug_options(c, bug),
+        llvm_args: &bugs::bug_options(c, bug),
         verify_each: c.config.verify_each,
         limits: c.config.limits(),
         source: Some((source.as_path(), bug.reduced.as_str())).filter(|(s, _)| s.is_file()),
@@ -232,8 +233,7 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
     let driver = driver_beside(program);
     let baseline = match kind {
         FailureKind::WrongCode => {
-            let mut spec =
-                SubjectSpec::new(program, &crate::fuzz::bug::bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
+            let mut spec = SubjectSpec::new(program, &bugs::bug_options(c, bug)).with_llvm(&c.llvm)?;
             spec.driver = driver.clone();
             let mut subject = Subject::load(&spec, 1, limits)?;
             Some(Baseline::of(&mut subject.pool, &mut subject.module)?)
@@ -247,7 +247,7 @@ fn interesting(c: &Campaign, bug: &BugRow, kind: FailureKind, program: &Path) ->
         failure: Failure { kind, signature: bug.signature.clone() },
         pipeline: bug.reduced.clone(),
         verify_each: c.config.verify_each,
-        llvm_args: crate::fuzz::bug::bugs::bug_options(c, bug),
+        llvm_args: bugs::bug_options(c, bug),
         limits,
         llvm: c.llvm.clone(),
         culprit: Some(bug.pass.clone()),

@@ -7,6 +7,7 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::fuzz::bug::bugs::{opt_commands, tools};
+use crate::fuzz::bug::fires;
 use crate::fuzz::bug::fires::{fires_line, FiresOn};
 use crate::fuzz::bug::interesting::{Baseline, FILLS};
 use crate::fuzz::bug::reduce_ir::IrReduction;
@@ -99,7 +100,7 @@ impl Findings {
     /// The newest LLVM the campaign knows no longer fires it: the major version it is
     /// fixed in (see [`crate::fuzz::bug::fires::fixed_in`]).
     pub fn fixed_in(&self) -> Option<u32> {
-        self.fires_on.as_deref().and_then(crate::fuzz::bug::fires::fixed_in)
+        self.fires_on.as_deref().and_then(fires::fixed_in)
     }
 
     /// One line per finding, for `ctos report` and the campaign page.

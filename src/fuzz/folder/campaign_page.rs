@@ -6,7 +6,10 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::fuzz::config;
+use crate::fuzz::folder::merge;
 use crate::fuzz::folder::report::{duration, report_of, BugReport, CampaignReport};
+use crate::fuzz::folder::store;
 use crate::fuzz::folder::store::{SelectionPoint, Store, TimelineRow};
 use crate::html::charts::{bar_chart, line_chart, scatter, Series};
 use crate::html::{escape, Cell, Page};
@@ -15,7 +18,7 @@ use crate::output::value_name;
 /// Write the page of the campaign in `dir` to `out`.
 pub fn write_campaign_page(dir: &Path, out: &Path) -> Result<()> {
     crate::html::check_output(out)?;
-    let store = crate::fuzz::folder::store::open_campaign(dir)?;
+    let store = store::open_campaign(dir)?;
     let report = report_of(&store, dir)?;
     let title = format!("ctos campaign {}", dir.display());
     let mut page = Page::new(&title);
@@ -41,8 +44,7 @@ fn overview(page: &mut Page, dir: &Path, store: &Store, report: &CampaignReport)
         None if store.iterations()? > 0 => "running, or interrupted (this page shows its last commit)".to_string(),
         None => "not started".to_string(),
     };
-    let config: Option<crate::fuzz::config::CampaignConfig> =
-        store.get_meta("config")?.and_then(|c| serde_json::from_str(&c).ok());
+    let config: Option<config::CampaignConfig> = store.get_meta("config")?.and_then(|c| serde_json::from_str(&c).ok());
     let how = config.map_or_else(String::new, |c| {
         let options = c.llvm_options();
         format!(
@@ -257,7 +259,7 @@ fn progress(page: &mut Page, store: &Store, report: &CampaignReport) -> Result<(
 
 fn failures(page: &mut Page, store: &Store) -> Result<()> {
     page.heading("Failures by pass and by kind");
-    let counts = crate::fuzz::folder::merge::failure_counts(store)?;
+    let counts = merge::failure_counts(store)?;
     if counts.is_empty() {
         page.paragraph("No failures.");
         return Ok(());

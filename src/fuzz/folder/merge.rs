@@ -9,6 +9,7 @@ use anyhow::{bail, Context as _, Result};
 
 use std::collections::BTreeMap;
 
+use crate::fuzz::bug::bugs;
 use crate::fuzz::bug::cross::CrossCheck;
 use crate::fuzz::config::CampaignConfig;
 use crate::fuzz::folder::store::{open_campaign, DB};
@@ -201,7 +202,7 @@ fn same_cause(merged: &Store, out: &Path, shard: &Shard, bug: &BugRow, cross: &C
         let dir = format!("{}/also-{n}", known.dir);
         copy_dir(&from, &out.join(&dir))?;
         let program = if from.join("program.bc").exists() { "program.bc" } else { "program.ll" };
-        crate::fuzz::bug::bugs::note_also_seen(&out.join(&known.dir), n, &bug.signature, &bug.reduced, program)?;
+        bugs::note_also_seen(&out.join(&known.dir), n, &bug.signature, &bug.reduced, program)?;
         // `bug`'s own faces came along inside its folder.
         for v in shard.store.variants()?.into_iter().filter(|v| v.bug == bug.id) {
             let inside = v.dir.strip_prefix(&bug.dir).unwrap_or(&v.dir).trim_start_matches('/').to_string();

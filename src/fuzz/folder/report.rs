@@ -2,6 +2,11 @@
 
 use std::path::Path;
 
+use crate::fuzz::bug::bugs;
+use crate::fuzz::bug::issue;
+use crate::fuzz::config;
+use crate::fuzz::folder::store;
+use crate::fuzz::programs::seeds;
 use anyhow::Result;
 use serde::Serialize;
 
@@ -23,7 +28,7 @@ pub struct BugReport {
     pub variants: Vec<Variant>,
     /// Its program reduced as IR, where it fires, where it is (once the campaign did so).
     #[serde(flatten)]
-    pub findings: crate::fuzz::bug::issue::Findings,
+    pub findings: issue::Findings,
     /// The newest LLVM the campaign knows no longer fires it: its major version.
     pub fixed_in: Option<u32>,
 }
@@ -48,10 +53,10 @@ pub struct CampaignSummary {
     /// Failures whose cause another shard published first (`--sync`).
     pub known_elsewhere: i64,
     /// What each generator's programs gave (`programs` for a user's).
-    pub by_generator: std::collections::BTreeMap<String, crate::fuzz::folder::store::GeneratorCounts>,
+    pub by_generator: std::collections::BTreeMap<String, store::GeneratorCounts>,
     /// What became of `--seeds`: those used, those left out, and why.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub seeds: Option<crate::fuzz::programs::seeds::SeedStats>,
+    pub seeds: Option<seeds::SeedStats>,
 }
 
 #[derive(Debug)]
@@ -62,19 +67,18 @@ pub struct CampaignReport {
 
 /// What a campaign folder holds, read without changing anything (it may be running).
 pub fn campaign_report(dir: &Path) -> Result<CampaignReport> {
-    report_of(&crate::fuzz::folder::store::open_campaign(dir)?, dir)
+    report_of(&store::open_campaign(dir)?, dir)
 }
 
 /// The report of the campaign in `dir`, whose store is open.
-pub(in crate::fuzz) fn report_of(store: &crate::fuzz::folder::store::Store, dir: &Path) -> Result<CampaignReport> {
+pub(in crate::fuzz) fn report_of(store: &store::Store, dir: &Path) -> Result<CampaignReport> {
     let created: i64 = store.get_meta("created")?.and_then(|s| s.parse().ok()).unwrap_or(0);
     let merged = |key: &str| -> Result<Option<i64>> { Ok(store.get_meta(key)?.and_then(|v| v.parse().ok())) };
     let (pairs, programs_tested, failures) = store.counts()?;
     let pairs = merged("merged_pairs")?.unwrap_or(pairs);
     let programs_tested = merged("merged_programs_tested")?.unwrap_or(programs_tested);
     let failures = merged("merged_failures")?.unwrap_or(failures);
-    let config =
-        store.get_meta("config")?.and_then(|c| serde_json::from_str::<crate::fuzz::config::CampaignConfig>(&c).ok());
+    let config = store.get_meta("config")?.and_then(|c| serde_json::from_str::<config::CampaignConfig>(&c).ok());
     let seed = config.as_ref().map(|c| c.seed);
     let opt = config.as_ref().and_then(|c| c.opt.clone());
     let variants = store.variants()?;
@@ -82,7 +86,7 @@ pub(in crate::fuzz) fn report_of(store: &crate::fuzz::folder::store::Store, dir:
         .bugs()?
         .into_iter()
         .map(|b| BugReport {
-            findings: crate::fuzz::bug::issue::Findings::read(&dir.join(&b.dir)),
+            findings: issue::Findings::read(&dir.join(&b.dir)),
             fixed_in: None,
             id: b.id,
             kind: b.kind,
@@ -91,7 +95,7 @@ pub(in crate::fuzz) fn report_of(store: &crate::fuzz::folder::store::Store, dir:
             reduced: b.reduced,
             first_seen: b.first_seen.parse::<i64>().unwrap_or(created) - created,
             count: b.count,
-            localize: crate::fuzz::bug::bugs::localize_command(&dir.join(&b.dir).display().to_string(), opt.as_deref()),
+            localize: bugs::localize_command(&dir.join(&b.dir).display().to_string(), opt.as_deref()),
             dir: b.dir,
             variants: variants
                 .iter()
@@ -115,9 +119,9 @@ pub(in crate::fuzz) fn report_of(store: &crate::fuzz::folder::store::Store, dir:
         programs_tested,
         failures,
         bugs: bugs.len(),
-        known_elsewhere: store.failures_resolved_as(crate::fuzz::folder::store::ELSEWHERE)?,
+        known_elsewhere: store.failures_resolved_as(store::ELSEWHERE)?,
         by_generator: store.by_generator()?,
-        seeds: crate::fuzz::programs::seeds::SeedStats::of(store)?,
+        seeds: seeds::SeedStats::of(store)?,
     };
     Ok(CampaignReport { summary, bugs })
 }

@@ -8,6 +8,7 @@ use anyhow::Result;
 use indicatif::ProgressBar;
 use serde::{Deserialize, Serialize};
 
+use crate::fuzz::folder::store;
 use crate::fuzz::folder::store::{Store, TimelineRow};
 
 /// How often the campaign's progress is sampled into its store's timeline.
@@ -52,7 +53,7 @@ struct Snapshot {
     /// Failures whose cause another shard published first (`--sync`): no folder here.
     known_elsewhere: i64,
     /// Programs tested, pairs, failures and bugs by the generator that made the program.
-    by_generator: BTreeMap<String, crate::fuzz::folder::store::GeneratorCounts>,
+    by_generator: BTreeMap<String, store::GeneratorCounts>,
     /// Programs without `main` that a generated driver runs (see crate::program::driver).
     programs_with_drivers: usize,
     /// What driver generation left out, over all programs without `main` it was tried on.
@@ -208,7 +209,7 @@ impl Stats {
         let elapsed = started.elapsed().as_secs_f64();
         let this_run = pairs - self.pairs_at_start;
         Ok(Snapshot {
-            llvm_version: crate::fuzz::folder::store::recorded_llvm_version(store)?,
+            llvm_version: store::recorded_llvm_version(store)?,
             iteration: self.iteration,
             elapsed_seconds: elapsed,
             pairs,
@@ -221,7 +222,7 @@ impl Stats {
             bugs_by_kind,
             excluded_sequences: store.excluded()?,
             emi_mismatches: store.programs_with_status("emi-mismatch")?,
-            known_elsewhere: store.failures_resolved_as(crate::fuzz::folder::store::ELSEWHERE)?,
+            known_elsewhere: store.failures_resolved_as(store::ELSEWHERE)?,
             by_generator: store.by_generator()?,
             programs_with_drivers: self.programs_with_drivers,
             drivers: self.drivers.clone(),

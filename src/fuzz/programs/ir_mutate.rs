@@ -16,7 +16,11 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::fuzz::campaign::Campaign;
+use crate::fuzz::programs::candidate;
 use crate::fuzz::programs::candidate::{Body, Candidate};
+use crate::fuzz::programs::csmith;
+use crate::fuzz::programs::from_seeds;
+use crate::fuzz::programs::seeds;
 use crate::llvm::ir_text_of;
 use crate::mutate::witness::ir::IrMutator;
 use crate::mutate::witness::{Mutator, RuleClass};
@@ -112,14 +116,13 @@ pub(in crate::fuzz) fn mutants(c: &mut Campaign, iteration: i64, seed: u64, coun
 /// The seeds of one iteration: `--seeds`, `--programs`, or fresh csmith programs.
 fn seeds(c: &mut Campaign, iteration: i64, seed: u64, count: usize) -> Result<Vec<Seed>> {
     if !c.seeds.is_empty() {
-        let chosen =
-            crate::fuzz::programs::from_seeds::candidates(c, seed ^ 0x7365_6564, count.div_ceil(MUTANTS_PER_SEED))?;
+        let chosen = from_seeds::candidates(c, seed ^ 0x7365_6564, count.div_ceil(MUTANTS_PER_SEED))?;
         return Ok(chosen
             .into_iter()
             .filter_map(|s| {
-                let crate::fuzz::programs::candidate::Body::Ir(ir) = s.body else { return None };
+                let candidate::Body::Ir(ir) = s.body else { return None };
                 let name = s.origin.get("file")?.as_str()?.to_string();
-                let inherit = crate::fuzz::programs::seeds::inherited(&s.origin);
+                let inherit = seeds::inherited(&s.origin);
                 Some(Seed { name, ir, c_file: None, executable: true, inherit })
             })
             .collect());
@@ -128,15 +131,13 @@ fn seeds(c: &mut Campaign, iteration: i64, seed: u64, count: usize) -> Result<Ve
     let mut sources = Vec::new();
     match c.config.programs_dir.clone() {
         Some(dir) => {
-            for file in crate::fuzz::programs::candidate::program_files(&dir)? {
+            for file in candidate::program_files(&dir)? {
                 let c_source = file.extension().is_some_and(|e| e == "c").then(|| std::fs::read_to_string(&file));
                 sources.push((file.display().to_string(), c_source.transpose()?, Some(file)));
             }
         }
         None => {
-            for (_, g) in
-                crate::fuzz::programs::csmith::csmith(c, Generator::Csmith, seed, count.div_ceil(MUTANTS_PER_SEED))
-            {
+            for (_, g) in csmith::csmith(c, Generator::Csmith, seed, count.div_ceil(MUTANTS_PER_SEED)) {
                 sources.push((format!("csmith {}", g.csmith_args.join(" ")), Some(g.source), None));
             }
         }

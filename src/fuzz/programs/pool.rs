@@ -12,6 +12,9 @@ use crate::fuzz::campaign::Campaign;
 use crate::fuzz::config::derive;
 use crate::fuzz::programs::candidate::{Body, Candidate};
 use crate::fuzz::programs::csmith::csmith;
+use crate::fuzz::programs::from_seeds;
+use crate::fuzz::programs::hermes;
+use crate::fuzz::programs::ir_mutate;
 use crate::program::{llvm_stress_many, Generated, Generator};
 use crate::sandbox::Llvm;
 
@@ -31,12 +34,11 @@ pub(in crate::fuzz) fn candidates(c: &mut Campaign, iteration: i64) -> Result<Ve
         let seed = derive(c.config.seed, iteration, if index == 0 { 4 } else { 40 + index as u64 });
         let made = match generator {
             Generator::LlvmStress => stress(c, seed, count)?,
-            Generator::IrMutate => crate::fuzz::programs::ir_mutate::mutants(c, iteration, seed, count)?,
-            Generator::Seeds => crate::fuzz::programs::from_seeds::candidates(c, seed, count)?,
+            Generator::IrMutate => ir_mutate::mutants(c, iteration, seed, count)?,
+            Generator::Seeds => from_seeds::candidates(c, seed, count)?,
             Generator::Hermes => {
-                let generated =
-                    csmith(c, Generator::Hermes, seed, crate::fuzz::programs::hermes::csmith_programs_for(count));
-                crate::fuzz::programs::hermes::variants(c, iteration, &generated, count)?
+                let generated = csmith(c, Generator::Hermes, seed, hermes::csmith_programs_for(count));
+                hermes::variants(c, iteration, &generated, count)?
             }
             _ => {
                 let generated = csmith(c, generator, seed, count);

@@ -15,6 +15,7 @@ use rand::seq::IndexedRandom as _;
 use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
+use crate::fuzz::folder::store;
 use crate::llvm::{IrModule, TargetSpec};
 use crate::seq::{render_with, Catalog, Pass, RenderOptions, Sequence};
 
@@ -81,7 +82,7 @@ impl SeedStats {
     }
 
     /// None for a campaign without seeds.
-    pub(in crate::fuzz) fn of(store: &crate::fuzz::folder::store::Store) -> Result<Option<SeedStats>> {
+    pub(in crate::fuzz) fn of(store: &store::Store) -> Result<Option<SeedStats>> {
         let Some(json) = store.get_meta("seeds")? else { return Ok(None) };
         let seeds: Vec<SeedEntry> = serde_json::from_str(&json)?;
         let left_out = match store.get_meta("seeds_left_out")? {
