@@ -355,6 +355,19 @@ pub fn stale_analysis(signature: &str) -> Option<&'static str> {
     ["DominatorTree", "LoopInfo"].into_iter().find(|a| signature.contains(&format!("{a} is stale after pass")))
 }
 
+/// The passes a loop pass's adaptor runs before it without the pipeline's text naming
+/// them (LLVM's `FunctionToLoopPassAdaptor`: LoopSimplify, then LCSSA), by class name and
+/// pipeline name.
+const ADAPTOR_PASSES: [(&str, &str); 2] = [("LCSSAPass", "lcssa"), ("LoopSimplifyPass", "loop-simplify")];
+
+/// The pipeline name of the pass that broke the IR, from the verifier's `after pass "…"`
+/// in `message`, when it is one of those a loop adaptor runs unnamed: their bugs show
+/// under every loop pass, and the sequence's last pass is not the culprit.
+pub fn adaptor_pass_that_broke(message: &str) -> Option<&'static str> {
+    let class = message.split("after pass \"").nth(1)?.split('"').next()?;
+    ADAPTOR_PASSES.iter().find(|(c, _)| *c == class).map(|(_, name)| *name)
+}
+
 /// Whether a crash happened in ctos's check of the analyses a pass kept
 /// (`-ctos-check-preserved`; ScalarEvolution::verify aborts there): the pass is to blame.
 fn in_preserved_check(frames: &[String]) -> bool {

@@ -56,6 +56,14 @@ fn loop_extract_program(work: &Path) -> PathBuf {
     programs
 }
 
+/// A `programs/` folder in `work` holding `tests/data/NAME`.
+fn programs_of_test_data(work: &Path, name: &str) -> PathBuf {
+    let programs = work.join("programs");
+    std::fs::create_dir_all(&programs).unwrap();
+    std::fs::copy(common::root().join("tests/data").join(name), programs.join(name)).unwrap();
+    programs
+}
+
 const LOOP_EXTRACT: &str = "loop-extract,function(instcombine<no-verify-fixpoint>,simplifycfg),loop-extract\n";
 
 #[test]
@@ -328,3 +336,56 @@ define i32 @main() {
   ret i32 0
 }
 "#;
+
+/// irce leaves a division in the entry block that gvn then uses (tests/data/irce-udiv.ll):
+/// opt-bisect names gvn, after which the output differs, and the checks for undefined
+/// behaviour, run on each pass run's output with the generated driver, name irce, after
+/// which the calls already divide by zero. Through `--opt` too (LLVM 22 build): the
+/// checks run in-process there, since an agent's children run only the program it started
+/// with (before, that made every checked run of an `--opt` campaign clean).
+#[test]
+fn the_pass_that_makes_the_program_undefined_is_named_before_the_one_that_shows_it() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = programs_of_test_data(work.path(), "irce-udiv.ll");
+    let opt23 = common::root().join("llvm-23/bin/opt");
+    let mut llvms = vec![vec![]];
+    if cfg!(feature = "llvm22") {
+        llvms.push(vec!["--opt", opt23.to_str().unwrap()]);
+    }
+    for (i, llvm) in llvms.into_iter().enumerate() {
+        let work = work.path().join(format!("llvm{i}"));
+        std::fs::create_dir(&work).unwrap();
+        let mut extra = vec!["--reduce-ir-time", "0", "--localize-time", "0"];
+        extra.extend(llvm);
+        let folder = campaign_with_one_bug(&work, &programs, "function(irce,gvn)\n", &extra);
+        let o = outcome(&folder);
+        assert_eq!((o["kind"].as_str(), o["pass"].as_str()), (Some("wrong-code"), Some("gvn")), "{o}");
+        let bisected = &o["bisected"];
+        assert_eq!((bisected["limit"].as_u64(), bisected["pass"].as_str()), (Some(2), Some("gvn")), "{o}");
+        let undefined = &bisected["undefined"];
+        assert_eq!((undefined["limit"].as_u64(), undefined["pass"].as_str()), (Some(1), Some("irce")), "{o}");
+        assert!(undefined["rule"].as_str().is_some_and(|r| r.contains("a division by zero")), "{o}");
+        assert_eq!(o["unoptimized"]["checked_clean"], true, "{o}");
+        let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
+        assert!(readme.contains("after pass run 1, `irce` (call "), "{readme}");
+    }
+}
+
+/// A loop pass's adaptor runs LCSSA before it, and LCSSA breaks tests/data/lcssa-token.ll
+/// (a PHI of a type that cannot have one): the bug is LCSSA's, one folder with the
+/// sequence `function(lcssa)`, whichever loop passes the failing sequences run (a
+/// campaign on LLVM 23 made one folder per loop pass, thirteen). LLVM 19's verifier
+/// allows the PHI.
+#[cfg(feature = "llvm22")]
+#[test]
+fn ir_broken_by_a_loop_adaptors_lcssa_is_one_lcssa_bug_whatever_the_loop_pass() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = programs_of_test_data(work.path(), "lcssa-token.ll");
+    let sequences = "function(loop(loop-rotate))\nfunction(loop(indvars))\nfunction(loop-mssa(licm))\n";
+    let folder =
+        campaign_with_one_bug(work.path(), &programs, sequences, &["--reduce-ir-time", "0", "--localize-time", "0"]);
+    let o = outcome(&folder);
+    assert_eq!((o["kind"].as_str(), o["pass"].as_str()), (Some("invalid-ir"), Some("lcssa")), "{o}");
+    assert_eq!(o["reduced"], "function(lcssa)", "{o}");
+    assert!(folder.ends_with("0001-invalid-ir-lcssa"), "{}", folder.display());
+}

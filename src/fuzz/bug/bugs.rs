@@ -9,6 +9,7 @@ use crate::fuzz::bug::cross;
 use crate::fuzz::bug::cvise;
 use crate::fuzz::bug::failure::{detail_of, FailureDetail};
 use crate::fuzz::bug::interesting;
+use crate::fuzz::bug::DRIVER;
 use crate::fuzz::campaign::Campaign;
 use crate::fuzz::folder::store::{now, BugRow, FailureRow, ProgramRow, VariantRow, ELSEWHERE};
 use crate::fuzz::folder::sync::{Cause, SyncDir};
@@ -259,6 +260,10 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
     };
     let text = render_with(&reduced, &c.catalog, &render)?;
     let last = run(c, l, &text)?;
+    let (reduced, text, last) = match adaptor_pass_alone(c, l, &oracle, &last)? {
+        Some(alone) => alone,
+        None => (reduced, text, last),
+    };
     let detail = detail_of(&last);
     let frames = if detail.frames.is_empty() { frames } else { detail.frames.clone() };
     let (key, pass) = bug_key(&failure, &reduced, &frames);
@@ -301,6 +306,27 @@ fn process_failure(c: &mut Campaign, l: &mut Loaded, f: &FailureRow) -> Result<(
     }
     let bug = c.store.add_bug(&row)?;
     c.store.resolve_failure(f.id, "reduced", Some(bug))
+}
+
+/// The pass a loop adaptor runs unnamed (LCSSA, LoopSimplify) alone, with its run, when
+/// the verifier says it broke the IR in `last` and it alone fails the same way: such a bug
+/// shows under every loop pass, and a campaign on LLVM 23 made one folder of an LCSSA
+/// bug per loop pass its sequences ended in (thirteen).
+fn adaptor_pass_alone(
+    c: &Campaign,
+    l: &mut Loaded,
+    oracle: &Oracle,
+    last: &Run,
+) -> Result<Option<(Sequence, String, Run)>> {
+    let Some(pass) = last.message.as_deref().and_then(crate::oracle::adaptor_pass_that_broke) else {
+        return Ok(None);
+    };
+    let alone = format!("function({pass})");
+    let run = run(c, l, &alone)?;
+    if oracle.judge(&run, &alone)? != Verdict::Same {
+        return Ok(None);
+    }
+    Ok(Some((Sequence::parse_with(&alone, &c.catalog, &c.config.render())?, alone, run)))
 }
 
 /// A known bug of the same kind and culprit pass (the last of the reduced sequence) that
@@ -497,9 +523,6 @@ fn program_file(c: &Campaign, l: &Loaded, dir: &std::path::Path) -> Result<&'sta
         }
     })
 }
-
-/// A bug folder's generated driver (see [`crate::program::driver`]), if its program had none.
-pub(in crate::fuzz) const DRIVER: &str = "driver.ll";
 
 /// The LLVM under test's tools as a bug folder's commands name them (Debian's of the
 /// linked version, or the --opt and its neighbours) and its version.

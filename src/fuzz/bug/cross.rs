@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
+use crate::fuzz::bug::DRIVER;
 use crate::fuzz::config::CampaignConfig;
 use crate::oracle::{failed_in_pass, observe, FailureKind, Observation};
 use crate::program::{Subject, SubjectSpec};
@@ -43,7 +44,9 @@ impl<'a> CrossCheck<'a> {
 
     fn fails_on(&self, folder: &Path, pipeline: &str, kind: FailureKind, culprit: &str) -> Result<bool> {
         let program = program_in(folder)?;
-        let spec = SubjectSpec::new(program.clone(), &self.config.llvm_options()).with_llvm(&self.llvm)?;
+        let options = options_in(folder)?.unwrap_or_else(|| self.config.llvm_options());
+        let mut spec = SubjectSpec::new(program.clone(), &options).with_llvm(&self.llvm)?;
+        spec.driver = Some(folder.join(DRIVER)).filter(|d| d.is_file());
         let mut subject =
             Subject::load(&spec, 1, self.config.limits()).with_context(|| format!("loading {}", program.display()))?;
         let reference = if subject.module.can_execute() { Some(subject.reference()?) } else { None };
@@ -52,6 +55,20 @@ impl<'a> CrossCheck<'a> {
         let run = subject.pool.run_one(&mut subject.module, &job)?;
         Ok(fails_like(&run, reference.as_ref(), pipeline, kind, culprit))
     }
+}
+
+/// The LLVM options a bug folder's program ran with: the campaign's and, for a seed, its
+/// RUN line's (`-mtriple=…`, knobs), which another shard's campaign options lack. None for
+/// folders of a ctos that did not record them.
+fn options_in(folder: &Path) -> Result<Option<Vec<String>>> {
+    #[derive(serde::Deserialize)]
+    struct Handoff {
+        llvm_args: Option<Vec<String>>,
+    }
+    let path = folder.join("outcome.json");
+    let text = crate::files::read_regular_text(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let handoff: Handoff = serde_json::from_str(&text).with_context(|| format!("{}: not ctos's", path.display()))?;
+    Ok(handoff.llvm_args)
 }
 
 /// A bug folder's program (IR, as the campaign wrote it).

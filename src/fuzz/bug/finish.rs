@@ -12,14 +12,19 @@ use crate::fuzz::bug::bugs;
 use crate::fuzz::bug::bugs::reduce_while_failing;
 use crate::fuzz::bug::fires::{fires_on_each, FiresOn, Reproducer};
 use crate::fuzz::bug::interesting::{Baseline, Interesting, FILLS};
-use crate::fuzz::bug::issue::{issue_text, lead_readme_with, outside_production, readme_section, Bisected, Findings};
+use crate::fuzz::bug::issue::{
+    issue_text, lead_readme_with, outside_production, readme_section, Bisected, Findings, UndefinedFrom,
+};
 use crate::fuzz::bug::reduce_ir::{llvm_reduce_for, reduce_ir, IrReduction};
 use crate::fuzz::bug::stale_loop::StaleLoop;
 use crate::fuzz::bug::suspects::localize;
+use crate::fuzz::bug::DRIVER;
 use crate::fuzz::campaign::Campaign;
 use crate::fuzz::folder::store::BugRow;
+use crate::llvm::IrModule;
 use crate::oracle::pass_runs::{first_failing_run, LimitedRun};
 use crate::oracle::{Failure, FailureKind, Oracle};
+use crate::program::driver::first_broken_rule;
 use crate::program::{reference_execution_filled, Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::{ExecMode, JobSpec, Llvm};
@@ -176,9 +181,53 @@ fn bisect(
         LimitedRun::judged(run, &oracle, pipeline)
     };
     Ok(match first_failing_run(attempt)? {
-        Some(run) => Bisected { limit: Some(run.index), pass: Some(run.name), note: None },
+        Some(run) => {
+            let undefined = match fill {
+                // Not checked (the linked LLVM cannot read a newer opt's IR, say): no claim.
+                Some(fill) => undefined_from(c, &mut subject, file, pipeline, run.index, fill).ok().flatten(),
+                None => None,
+            };
+            Bisected { limit: Some(run.index), pass: Some(run.name), note: None, undefined }
+        }
         None => Bisected::unnamed("it needs every pass run, or one of a pass that cannot be skipped".into()),
     })
+}
+
+/// Pass runs a wrong-code bisection checks for undefined behaviour at most, one by one.
+const UNDEFINED_SCAN: u32 = 200;
+
+/// The first of the pass runs 1..=`upto` after which the calls of `file`'s generated
+/// driver break a rule of the checks for undefined behaviour; None when none does, or the
+/// program has no generated driver. A pass that hoists a division out of the loop guarding
+/// it makes the program undefined, and the backend drops the unused division again: the
+/// wrong output shows only after a later pass uses it, and opt-bisect names that one.
+fn undefined_from(
+    c: &Campaign,
+    subject: &mut Subject,
+    file: &Path,
+    pipeline: &str,
+    upto: u32,
+    fill: u8,
+) -> Result<Option<UndefinedFrom>> {
+    let Some(driver) = driver_beside(file) else { return Ok(None) };
+    let driver = std::fs::read(&driver).with_context(|| format!("cannot read {}", driver.display()))?;
+    for limit in 1..=upto.min(UNDEFINED_SCAN) {
+        let job = JobSpec {
+            pass_runs: Some(limit),
+            emit_ir: true,
+            verify_each: c.config.verify_each,
+            ..JobSpec::optimize(pipeline)
+        };
+        let run = subject.pool.run_one(&mut subject.module, &job)?;
+        let (Some(ir), Some(last)) = (run.ir, run.nth_pass_run) else { continue };
+        let mut optimized = IrModule::from_bytes(ir.as_bytes(), "optimized", &subject.target)
+            .map_err(|e| anyhow::anyhow!("the linked LLVM cannot read the optimized IR: {e}"))?;
+        optimized.set_driver_bytes(&driver, DRIVER)?;
+        if let Some(Some(rule)) = first_broken_rule(&mut subject.pool, &optimized, fill)? {
+            return Ok(Some(UndefinedFrom { limit, pass: last.name, rule }));
+        }
+    }
+    Ok(None)
 }
 
 /// The loop whose kept trip count the reproducer leaves stale, as ScalarEvolution's
@@ -200,7 +249,7 @@ fn reproducer_subject(c: &Campaign, bug: &BugRow, file: &Path) -> Result<Subject
 
 /// The bug folder's generated driver, beside its program `file`.
 fn driver_beside(file: &Path) -> Option<PathBuf> {
-    Some(file.with_file_name(bugs::DRIVER)).filter(|d| d.is_file())
+    Some(file.with_file_name(DRIVER)).filter(|d| d.is_file())
 }
 
 /// The bug's reproducer (`file` under `pipeline`, whose culprit is `culprit`) judged on

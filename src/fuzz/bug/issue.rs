@@ -49,16 +49,52 @@ pub struct Bisected {
     /// The pass that run is (`loop-extract`).
     pub pass: Option<String>,
     pub note: Option<String>,
+    /// For wrong code with a generated driver: the first pass run, up to the one above,
+    /// after which the driver's calls break a rule of the checks for undefined behaviour
+    /// (a pass that makes the program undefined where the input was not, which a later
+    /// pass may be the one to expose); None when none does or it was not checked.
+    #[serde(default)]
+    pub undefined: Option<UndefinedFrom>,
+}
+
+/// The pass run after which the driver's calls first run undefined, and the rule broken.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UndefinedFrom {
+    pub limit: u32,
+    pub pass: String,
+    /// "call 0: a division by zero".
+    pub rule: String,
 }
 
 impl Bisected {
     /// No pass run named, and why.
     pub fn unnamed(why: String) -> Bisected {
-        Bisected { limit: None, pass: None, note: Some(why) }
+        Bisected { limit: None, pass: None, note: Some(why), undefined: None }
     }
 
     /// For the README and ISSUE.md, after the command it refers to.
     fn text(&self) -> String {
+        let mut text = self.limit_text();
+        if let (Some(n), Some(u)) = (self.limit, &self.undefined) {
+            let checks = "ctos's checks for undefined behaviour (run on the optimized code with the same driver)";
+            text.push_str(&if u.limit < n {
+                format!(
+                    "Under {checks}, the calls already break a rule after pass run {}, `{}` ({}), which the \
+                     unoptimized program does not: that pass makes the program undefined, and pass run {n} shows it.\n\n",
+                    u.limit, u.pass, u.rule
+                )
+            } else {
+                format!(
+                    "Under {checks}, the calls break a rule after pass run {n} ({}), which the unoptimized program \
+                     does not: the pass makes the program undefined.\n\n",
+                    u.rule
+                )
+            });
+        }
+        text
+    }
+
+    fn limit_text(&self) -> String {
         match (self.limit, &self.pass) {
             // Limit 0 runs every pass here: whether none at all would fail is not known.
             (Some(1), Some(pass)) => format!(
@@ -120,8 +156,11 @@ impl Findings {
         if let Some(all) = &self.fires_on {
             lines.push(format!("fires on: {}", fires_line(all)));
         }
-        if let Some(Bisected { limit: Some(n), pass: Some(pass), .. }) = &self.bisected {
+        if let Some(Bisected { limit: Some(n), pass: Some(pass), undefined, .. }) = &self.bisected {
             lines.push(format!("-opt-bisect-limit: first fails at pass run {n}, {pass}"));
+            if let Some(u) = undefined {
+                lines.push(format!("undefined from pass run {}, {} ({})", u.limit, u.pass, u.rule));
+            }
         }
         if self.production_only == Some(true) {
             lines.push("production-only: clang's default pipelines run all its passes".into());
@@ -567,10 +606,11 @@ mod tests {
     #[test]
     fn a_reproducer_that_first_fails_after_another_pass_says_so() {
         let bug = bug("slp-vectorizer");
-        let bisected = Bisected { limit: Some(3), pass: Some("slp-vectorizer".into()), note: None };
+        let bisected = Bisected { limit: Some(3), pass: Some("slp-vectorizer".into()), note: None, undefined: None };
         let mut findings = Findings { bisected: Some(bisected), ..Findings::default() };
         assert_eq!(another_culprit_note(&bug, &findings), "");
-        findings.bisected = Some(Bisected { limit: Some(2), pass: Some("instcombine".into()), note: None });
+        findings.bisected =
+            Some(Bisected { limit: Some(2), pass: Some("instcombine".into()), note: None, undefined: None });
         let note = another_culprit_note(&bug, &findings);
         assert!(note.contains("first shows after `instcombine`") && note.contains("another bug"), "{note}");
         assert_eq!(another_culprit_note(&bug, &Findings::default()), "");
@@ -589,7 +629,7 @@ mod tests {
     /// sandbox's limit 0 runs every pass.
     #[test]
     fn a_bisection_claims_a_clean_limit_below_only_when_it_tried_one() {
-        let at = |limit| Bisected { limit: Some(limit), pass: Some("licm".into()), note: None }.text();
+        let at = |limit| Bisected { limit: Some(limit), pass: Some("licm".into()), note: None, undefined: None }.text();
         assert!(at(5).contains("with `-opt-bisect-limit=4` it does not: pass run 5, `licm`"), "{}", at(5));
         assert!(!at(1).contains("-opt-bisect-limit=0"), "{}", at(1));
         assert!(at(1).contains("fails as above already"), "{}", at(1));

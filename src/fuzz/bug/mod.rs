@@ -14,3 +14,6 @@ pub(in crate::fuzz) mod issue;
 pub(in crate::fuzz) mod reduce_ir;
 pub(in crate::fuzz) mod stale_loop;
 pub(in crate::fuzz) mod suspects;
+
+/// A bug folder's generated driver (see [`crate::program::driver`]), if its program had none.
+pub(in crate::fuzz) const DRIVER: &str = "driver.ll";

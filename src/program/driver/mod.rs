@@ -395,13 +395,37 @@ fn checked_calls(
 /// poison in its unoptimized code (fresh memory filled with `fill`); None when its driver
 /// is not one ctos generated (it has no checks' runtime).
 pub fn runs_clean(pool: &mut Pool, module: &IrModule, fill: u8) -> Result<Option<bool>> {
+    Ok(first_broken_rule(pool, module, fill)?.map(|broken| broken.is_none()))
+}
+
+/// The first rule the calls of `module`'s generated driver break under the checks, as
+/// "call 0: a division by zero" (or how the checked run ended, when it ended badly without
+/// naming one); Some(None) when they run clean; None when its driver is not one ctos
+/// generated. Run on optimized code, it tells whether a pass made the calls undefined.
+pub fn first_broken_rule(pool: &mut Pool, module: &IrModule, fill: u8) -> Result<Option<Option<String>>> {
     let Some(driver) = module.driver_bitcode().filter(|_| module.driver_defines("__ctos.ub")) else {
         return Ok(None);
     };
     let (mut checked, _) = module.instrumented_for_ub()?;
     checked.set_driver_bytes(&driver, "driver.bc")?;
+    // The checks are the linked LLVM's code in a copy of the module, and an external
+    // opt's children run the program it started with: the copy runs in-process. Its
+    // optimization options are not needed to run unoptimized code.
+    let mut local;
+    let pool = match pool.external_opt() {
+        Some(_) => {
+            local = Pool::new(1, *pool.limits(), Vec::new())?;
+            &mut local
+        }
+        None => pool,
+    };
     let run = reference_execution_filled(pool, &mut checked, Some(fill))?;
-    Ok(Some(run.status == ExecStatus::Exited(0) && broken_rules(&run.stdout).is_empty()))
+    let broken = broken_rules(&run.stdout).into_iter().min();
+    Ok(Some(match broken {
+        Some((call, kind)) => Some(format!("call {call}: {}", ub_kind_name(kind))),
+        None if run.status != ExecStatus::Exited(0) => Some(format!("the checked run {}", run.status.describe())),
+        None => None,
+    }))
 }
 
 /// "3 × a division by zero, 1 × …".
