@@ -209,7 +209,10 @@ fn undefined_from(
     upto: u32,
     fill: u8,
 ) -> Result<Option<UndefinedFrom>> {
-    let Some(driver) = driver_beside(file) else { return Ok(None) };
+    // Only a driver ctos generated carries the checks' runtime.
+    let Some(driver) = driver_beside(file).filter(|_| subject.module.driver_defines("__ctos.ub")) else {
+        return Ok(None);
+    };
     let driver = std::fs::read(&driver).with_context(|| format!("cannot read {}", driver.display()))?;
     for limit in 1..=upto.min(UNDEFINED_SCAN) {
         let job = JobSpec {
