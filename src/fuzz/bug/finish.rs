@@ -24,7 +24,7 @@ use crate::fuzz::folder::store::BugRow;
 use crate::llvm::IrModule;
 use crate::oracle::pass_runs::{first_failing_run, LimitedRun};
 use crate::oracle::{Failure, FailureKind, Oracle};
-use crate::program::driver::first_broken_rule;
+use crate::program::driver::{first_broken_rule, has_generated_driver};
 use crate::program::{reference_execution_filled, Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::{ExecMode, JobSpec, Llvm};
@@ -209,8 +209,7 @@ fn undefined_from(
     upto: u32,
     fill: u8,
 ) -> Result<Option<UndefinedFrom>> {
-    // Only a driver ctos generated carries the checks' runtime.
-    let Some(driver) = driver_beside(file).filter(|_| subject.module.driver_defines("__ctos.ub")) else {
+    let Some(driver) = driver_beside(file).filter(|_| has_generated_driver(&subject.module)) else {
         return Ok(None);
     };
     let driver = std::fs::read(&driver).with_context(|| format!("cannot read {}", driver.display()))?;

@@ -403,7 +403,7 @@ pub fn runs_clean(pool: &mut Pool, module: &IrModule, fill: u8) -> Result<Option
 /// naming one); Some(None) when they run clean; None when its driver is not one ctos
 /// generated. Run on optimized code, it tells whether a pass made the calls undefined.
 pub fn first_broken_rule(pool: &mut Pool, module: &IrModule, fill: u8) -> Result<Option<Option<String>>> {
-    let Some(driver) = module.driver_bitcode().filter(|_| module.driver_defines("__ctos.ub")) else {
+    let Some(driver) = module.driver_bitcode().filter(|_| has_generated_driver(module)) else {
         return Ok(None);
     };
     let (mut checked, _) = module.instrumented_for_ub()?;
@@ -426,6 +426,12 @@ pub fn first_broken_rule(pool: &mut Pool, module: &IrModule, fill: u8) -> Result
         None if run.status != ExecStatus::Exited(0) => Some(format!("the checked run {}", run.status.describe())),
         None => None,
     }))
+}
+
+/// Whether `module`'s driver is one ctos generated: only such a driver carries the checks'
+/// runtime (`__ctos.ub`).
+pub fn has_generated_driver(module: &IrModule) -> bool {
+    module.driver_defines("__ctos.ub")
 }
 
 /// "3 × a division by zero, 1 × …".
