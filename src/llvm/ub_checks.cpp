@@ -40,7 +40,7 @@ enum Kind {
   ZeroPoison,     // ctlz / cttz of zero with is_zero_poison, abs of INT_MIN with the flag
   LaneIndex,      // extractelement / insertelement past the last lane
   Unreachable,
-  OutOfRange,     // range attribute, !range, nonnull, align of an argument
+  OutOfRange,     // range attribute, !range, nonnull, align, nofpclass of an argument or return value
   SameSign,       // icmp samesign on operands of different signs
 };
 
@@ -306,6 +306,27 @@ struct Instrumenter {
     }
   }
 
+  // A value of a class its nofpclass attribute rules out is poison.
+  void notOfClass(IRBuilder<> &B, Value *V, FPClassTest Excluded) {
+    if (Excluded == fcNone || !V->getType()->isFPOrFPVectorTy())
+      return;
+    when(B, B.CreateIntrinsic(Intrinsic::is_fpclass, {V->getType()}, {V, B.getInt32(Excluded)}), OutOfRange);
+  }
+
+  // What the function's return attributes promise about the value `Ret` returns: a
+  // function returning `0.0` under `nofpclass(pzero)` returns poison, which a pass may
+  // rightly replace by anything.
+  void returned(IRBuilder<> &B, ReturnInst &Ret) {
+    Value *V = Ret.getReturnValue();
+    AttributeList Attrs = Ret.getFunction()->getAttributes();
+    std::optional<ConstantRange> Range;
+    if (Attrs.hasRetAttr(Attribute::Range))
+      Range = Attrs.getRetAttrs().getAttribute(Attribute::Range).getRange();
+    MaybeAlign Align = Attrs.getRetAlignment();
+    promised(B, V, Range ? &*Range : nullptr, Attrs.hasRetAttr(Attribute::NonNull), Align ? Align->value() : 1);
+    notOfClass(B, V, Attrs.getRetNoFPClass());
+  }
+
   void arguments(Function &F) {
     IRBuilder<> B(&*F.getEntryBlock().getFirstInsertionPt());
     for (Argument &A : F.args()) {
@@ -316,6 +337,7 @@ struct Instrumenter {
         Range = &*Stored;
       }
       promised(B, &A, Range, A.hasNonNullAttr(), A.getParamAlign() ? A.getParamAlign()->value() : 1);
+      notOfClass(B, &A, A.getNoFPClass());
     }
   }
 
@@ -343,6 +365,8 @@ struct Instrumenter {
       lane(B, cast<VectorType>(Insert->getType()), Insert->getOperand(2));
     else if (isa<UnreachableInst>(I))
       when(B, B.getTrue(), Unreachable);
+    else if (auto *Ret = dyn_cast<ReturnInst>(&I); Ret && Ret->getReturnValue())
+      returned(B, *Ret);
 #if LLVM_VERSION_MAJOR >= 20
     else if (auto *Cmp = dyn_cast<ICmpInst>(&I); Cmp && Cmp->hasSameSign())
       when(B, B.CreateXor(isNegative(B, Cmp->getOperand(0)), isNegative(B, Cmp->getOperand(1))), SameSign);

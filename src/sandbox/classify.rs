@@ -264,6 +264,15 @@ mod tests {
     }
 
     #[test]
+    fn a_code_generators_message_is_described_by_its_first_line_without_addresses() {
+        let dump = "LLVM ERROR: Cannot select: 0x55d0c1a2b3c0: i64 = llvm.foo 0x55d0c1a2b4d0\n  0x55d0c1a2b4d0: i64 = Constant<1>\nIn function: f";
+        let described = ExecStatus::CodegenError(dump.into()).describe();
+        assert_eq!(described, "cannot be compiled: LLVM ERROR: Cannot select: 0x…: i64 = llvm.foo 0x…");
+        let other_call = ExecStatus::CodegenError(dump.replace("55d0c1a2b", "7f0012345")).describe();
+        assert_eq!(described, other_call, "two calls failing alike count as one reason");
+    }
+
+    #[test]
     fn a_failed_assertion_is_a_crash_named_by_its_text() {
         let stderr = "opt: /src/llvm/lib/Transforms/Scalar/LICM.cpp:1234: bool llvm::f(): Assertion `L && \"no loop\"' failed.\n";
         let e = Ending {

@@ -220,9 +220,19 @@ impl ExecStatus {
             ExecStatus::Signal(s) => format!("is killed by {}", signal_name(*s)),
             ExecStatus::Timeout => "does not end within the execution time limit".into(),
             ExecStatus::Oom => "runs out of memory".into(),
-            ExecStatus::CodegenError(m) => format!("cannot be compiled: {m}"),
+            ExecStatus::CodegenError(m) => format!("cannot be compiled: {}", headline(m)),
         }
     }
+}
+
+/// A code generator's message as one line that names its kind: the first line, without
+/// the heap addresses its DAG dumps carry (a driver's dropped calls are counted by it, and
+/// "Cannot select: 0x55…" with the dump after it made a count of its own for every call).
+fn headline(message: &str) -> String {
+    static ADDRESS: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"0x[0-9a-fA-F]+").expect("a valid pattern"));
+    let first = message.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    ADDRESS.replace_all(first, "0x…").into_owned()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

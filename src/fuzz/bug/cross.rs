@@ -79,3 +79,42 @@ fn program_in(folder: &Path) -> Result<PathBuf> {
         .find(|p| p.is_file())
         .with_context(|| format!("{} holds no program.ll or program.bc", folder.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A driver as a campaign's folder holds one: it calls `@f(0)` and prints the result.
+    const CALLS_F_OF_0: &str = r#"@fmt = private constant [5 x i8] c"%ld\0A\00"
+declare i32 @printf(ptr, ...)
+declare i64 @f(i64)
+define i32 @main() {
+  %r = call i64 @f(i64 0)
+  %p = call i32 (ptr, ...) @printf(ptr @fmt, i64 %r)
+  ret i32 0
+}
+"#;
+
+    /// tests/data/irce-udiv.ll has no `main`: only its folder's driver runs it, and
+    /// `function(irce,gvn)` makes `f(0)` divide by zero unless IRCE gives up on the loop
+    /// at once (`-irce-loop-size-cutoff=1`, an option the folder's outcome.json can carry
+    /// where the merging campaign's options do not).
+    #[test]
+    fn a_folders_own_driver_and_options_decide_whether_a_sequence_fails_on_its_program() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path();
+        let program = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/irce-udiv.ll");
+        std::fs::copy(program, folder.join("program.ll")).unwrap();
+        std::fs::write(folder.join(DRIVER), CALLS_F_OF_0).unwrap();
+        let config = CampaignConfig::default();
+        let cross = CrossCheck::new(&config).unwrap();
+        let fails = |llvm_args: &str| {
+            std::fs::write(folder.join("outcome.json"), format!("{{\"llvm_args\": {llvm_args}}}")).unwrap();
+            cross.fails_on(folder, "function(irce,gvn)", FailureKind::WrongCode, "gvn").unwrap()
+        };
+        assert!(fails("[]"), "the driver's call divides by zero once optimized");
+        assert!(!fails(r#"["-irce-loop-size-cutoff=1"]"#), "the folder's options are the ones it runs with");
+        std::fs::remove_file(folder.join(DRIVER)).unwrap();
+        assert!(!fails("[]"), "without its driver nothing runs the program");
+    }
+}

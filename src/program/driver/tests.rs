@@ -49,6 +49,33 @@ fn calls_that_shift_by_the_bit_width_are_dropped() {
     assert_eq!(output_after(ir, &driver, ""), output_after(ir, &driver, "instcombine"));
 }
 
+/// `nofpclass(pzero …)` on the return value makes returning `+0.0` poison (a seed of
+/// LLVM's nofpclass tests returns it as a constant, and instcombine rightly folds it away):
+/// those calls are dropped; the one returning `-1.0` stays.
+#[test]
+fn calls_that_return_a_value_their_nofpclass_rules_out_are_dropped() {
+    let ir = "define nofpclass(nan pinf pzero psub pnorm) float @r(float %x) {
+  %c = fcmp oeq float %x, 1.0
+  %v = select i1 %c, float -1.0, float 0.0
+  ret float %v
+}
+";
+    let (driver, dropped) = driver_for(ir);
+    assert!(dropped.get(UB_KINDS[12]).is_some_and(|&n| n >= 1), "{:?}", dropped);
+    assert!(driver.text.contains("@r(float 1.0)"), "{}", driver.text);
+    assert!(!driver.text.contains("@r(float 0.0)"), "{}", driver.text);
+    assert_eq!(output_after(ir, &driver, ""), output_after(ir, &driver, "instcombine"));
+}
+
+/// A `nofpclass(nan)` parameter given a NaN is poison: such calls are dropped.
+#[test]
+fn calls_that_pass_a_value_the_parameters_nofpclass_rules_out_are_dropped() {
+    let ir = "define float @n(float nofpclass(nan zero) %x) {\n  ret float %x\n}\n";
+    let (driver, dropped) = driver_for(ir);
+    assert!(dropped.get(UB_KINDS[12]).is_some_and(|&n| n >= 1), "{:?}", dropped);
+    assert!(!driver.text.contains("@n(float 0.0)"), "{}", driver.text);
+}
+
 /// Pointer arguments get memory of their own; what the function writes there is part of
 /// the output, and an access past it is dropped.
 #[test]

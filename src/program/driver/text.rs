@@ -24,7 +24,7 @@ pub const UB_KINDS: [&str; 14] = [
     "ctlz or cttz of zero, or abs of the minimum, under its poison flag",
     "an element index past the vector's end",
     "an unreachable that is reached",
-    "a value outside its range, nonnull or align promise",
+    "a value outside its range, nonnull, align or nofpclass promise",
     "an icmp samesign of operands with different signs",
 ];
 pub const RUNTIME_KINDS: [&str; 3] = [
