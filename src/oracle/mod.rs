@@ -79,7 +79,8 @@ const ASSERTION: &str = "assertion failed: ";
 
 /// Numbers in messages vary with the input (`after 1 iterations`, `%12`), not with the bug.
 fn normalize(message: &str) -> String {
-    let first = message.lines().next().unwrap_or("").split(" | ").next().unwrap_or("").trim();
+    let first = message.lines().next().unwrap_or("").split(" | ").next().unwrap_or("");
+    let first = without_verifier_verdict(first);
     let mut out = String::with_capacity(first.len());
     let mut in_number = false;
     for c in first.chars() {
@@ -94,6 +95,19 @@ fn normalize(message: &str) -> String {
         }
     }
     out
+}
+
+/// The verifier's complaint without the verdict sandbox/classify.rs appends to a lone one
+/// (` [Broken function found after pass "LCSSAPass", compilation aborted!]`): the verdict
+/// is there only when the verifier ran after each pass, so the same complaint carried it
+/// in a campaign with `-verify-each` and lacked it in locseq's coverage run ("stopped
+/// failing") or when it came with others (one LCSSA bug, two signatures).
+fn without_verifier_verdict(complaint: &str) -> &str {
+    let complaint = complaint.trim();
+    match complaint.rsplit_once(" [Broken ") {
+        Some((said, verdict)) if verdict.ends_with(']') => said.trim_end(),
+        _ => complaint,
+    }
 }
 
 /// How an execution differs from the unoptimized program's, if it does.
@@ -124,7 +138,13 @@ impl Failure {
     /// Whether `other` is this failure again. Wrong code is matched by kind alone: one
     /// miscompilation can print different wrong output, or crash, under other sequences.
     pub fn matches(&self, other: &Failure) -> bool {
-        self.kind == other.kind && (self.kind == FailureKind::WrongCode || self.signature == other.signature)
+        let same_text = || {
+            // A bug folder of an earlier ctos may hold its signature with the verdict.
+            self.signature == other.signature
+                || self.kind == FailureKind::InvalidIr
+                    && without_verifier_verdict(&self.signature) == without_verifier_verdict(&other.signature)
+        };
+        self.kind == other.kind && (self.kind == FailureKind::WrongCode || same_text())
     }
 }
 

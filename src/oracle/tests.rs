@@ -110,6 +110,30 @@ fn signatures_drop_numbers_and_everything_after_the_first_line() {
     assert_eq!(fails(observe(&crashed(libc::SIGABRT, &[]), None)).signature, "SIGABRT");
 }
 
+/// The verdict classify.rs appends to a lone complaint depends on whether the verifier
+/// ran after each pass: a campaign with -verify-each and locseq's coverage run without it
+/// must name one failure alike, and a folder written with the verdict still matches.
+#[test]
+fn an_invalid_ir_signature_is_the_complaint_with_or_without_the_verifiers_verdict() {
+    let complaint = "calls to experimental_deoptimize must be followed by a return";
+    let with_verdict =
+        format!("{complaint} [Broken function found after pass \"UnifyFunctionExitNodesPass\", compilation aborted!]");
+    let each = fails(observe(&run(Outcome::InvalidIr, &with_verdict), None));
+    let at_end = fails(observe(&run(Outcome::InvalidIr, complaint), None));
+    assert_eq!(each.signature, complaint);
+    assert_eq!(each, at_end);
+    let stored = Failure { kind: FailureKind::InvalidIr, signature: with_verdict.clone() };
+    assert!(stored.matches(&at_end) && at_end.matches(&stored));
+    let module = fails(observe(
+        &run(Outcome::InvalidIr, "PHI nodes cannot have token type! [Broken module found, compilation aborted!]"),
+        None,
+    ));
+    assert_eq!(module.signature, "PHI nodes cannot have token type!");
+    let other =
+        Failure { kind: FailureKind::InvalidIr, signature: "PHI node entries do not match predecessors!".into() };
+    assert!(!stored.matches(&other));
+}
+
 #[test]
 fn wrong_code_matches_by_kind_other_failures_by_signature_too() {
     let wrong = |s: &str| Failure { kind: FailureKind::WrongCode, signature: s.into() };
