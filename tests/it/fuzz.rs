@@ -68,9 +68,9 @@ fn reduce_programs_shrinks_the_c_program_with_cvise() {
         sequences.to_str().unwrap(),
         "--reduce-programs",
         "--reduce-programs-time",
-        // Less than cvise takes to its fixpoint (156 s here, two tests at a time): what it
-        // left by its limit is smaller already, still fails, and is what the folder keeps.
-        "60",
+        // Far less than cvise takes to its fixpoint (156 s here, two tests at a time): what
+        // it left by its limit is smaller already, still fails, and is what the folder keeps.
+        "15",
         "--iterations",
         "1",
         "-j",

@@ -51,7 +51,14 @@ fn tcb_points_that_ran(v: &Variant, config: &EmiConfig) -> usize {
 /// How many csmith programs the variants test checks: 8 in the test suite (about a minute),
 /// `CTOS_HERMES_PROGRAMS=30` for the 30 of the first version of this test (four minutes).
 fn programs_to_check() -> usize {
-    std::env::var("CTOS_HERMES_PROGRAMS").ok().and_then(|n| n.parse().ok()).unwrap_or(8)
+    std::env::var("CTOS_HERMES_PROGRAMS").ok().and_then(|n| n.parse().ok()).unwrap_or(8).max(1)
+}
+
+/// The clean seeds of this run, generated and screened once for both tests below (the
+/// chain test's one, `clean_seeds(1)`, is the first of them).
+fn suite_seeds() -> &'static [(u64, String, String)] {
+    static SEEDS: std::sync::OnceLock<Vec<(u64, String, String)>> = std::sync::OnceLock::new();
+    SEEDS.get_or_init(|| clean_seeds(programs_to_check()))
 }
 
 #[test]
@@ -59,7 +66,7 @@ fn variants_of_csmith_programs_are_clean_and_print_what_their_seed_prints() {
     let config = EmiConfig::default();
     // libclang is loaded per thread; the first load sets its path for all.
     parse_source("int main(void) { return 0; }", &config.args).unwrap();
-    let seeds = clean_seeds(programs_to_check());
+    let seeds = suite_seeds();
     let strategies: Mutex<HashMap<Strategy, usize>> = Mutex::new(HashMap::new());
     let ran = Mutex::new(0);
     let failures = Mutex::new(Vec::new());
@@ -115,8 +122,9 @@ fn variants_of_csmith_programs_are_clean_and_print_what_their_seed_prints() {
 #[test]
 fn a_chain_is_the_same_for_the_same_seed() {
     let config = EmiConfig::default();
-    let (seed, source, _) = clean_seeds(1).pop().unwrap();
-    let texts = |s: u64| chain(&source, 2, s, &config).unwrap().into_iter().map(|v| v.source).collect::<Vec<_>>();
+    let (seed, source, _) = &suite_seeds()[0];
+    let seed = *seed;
+    let texts = |s: u64| chain(source, 2, s, &config).unwrap().into_iter().map(|v| v.source).collect::<Vec<_>>();
     assert_eq!(texts(seed), texts(seed));
     assert_ne!(texts(seed), texts(seed + 1));
 }

@@ -1,0 +1,172 @@
+//! What a bug folder's IR reduction costs at the size of a real campaign program: a crash
+//! (loop-extract on csmith seed 2646955483, about 13,600 lines of IR) and a miscompilation
+//! (bench bug 180456's function run after a whole csmith program, about 2,000 lines; LLVM 22
+//! only, like the bug), each
+//! found by a one-iteration campaign and reduced with the real llvm-reduce and `ctos
+//! interesting` as its test. The test suite checks the same folders on small programs
+//! (tests/it/bug_folders.rs); this reports the seconds, the CPU and the lines at full size.
+//!
+//!     cargo bench --bench reduce
+//!     CTOS_BENCH_ROUNDS=3 CTOS_BENCH_CASES=wrong-code cargo bench --bench reduce
+//!
+//! Per case, medians over rounds of: wall seconds of the campaign, the reduction's own
+//! seconds (outcome.json), CPU seconds of all processes, and the reduced program's lines
+//! (a folder a maintainer reads wants under 100).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use serde_json::Value;
+
+mod common;
+
+use common::{env_or, median};
+
+struct Case {
+    name: &'static str,
+    sequences: &'static str,
+    extra: &'static [&'static str],
+}
+
+const CASES: [Case; 2] = [
+    Case {
+        name: "crash",
+        sequences: "loop-extract,function(instcombine<no-verify-fixpoint>,simplifycfg),loop-extract\n",
+        extra: &["--localize-time", "0"],
+    },
+    Case {
+        name: "wrong-code",
+        // Pipelines that leave the program alone outvote the miscompiling one.
+        sequences: "function(slp-vectorizer)\nfunction(sroa)\nfunction(dce)\nfunction(early-cse)\n",
+        extra: &["--llvm-arg=-slp-threshold=-50", "--localize-time", "0", "--reduce-ir-time", "300"],
+    },
+];
+
+fn run(command: &mut Command, what: &str) -> Vec<u8> {
+    let out = command.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(out.status.success(), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+/// The case's program in `programs/`, as the test suite's cases build theirs.
+fn program(case: &Case, root: &Path, work: &Path) -> PathBuf {
+    let programs = work.join("programs");
+    std::fs::create_dir_all(&programs).unwrap();
+    if case.name == "crash" {
+        let c = run(Command::new("csmith").args(["--seed", "2646955483"]), "csmith");
+        std::fs::write(programs.join("p.c"), c).unwrap();
+        return programs;
+    }
+    let major = ctos::llvm::version().0;
+    let csmith_ir = work.join("csmith.ll");
+    run(
+        Command::new(format!("clang-{major}"))
+            .args(["-O0", "-Xclang", "-disable-O0-optnone", "-emit-llvm", "-S", "-w", "-I/usr/include/csmith"])
+            .arg(root.join("tests/data/csmith-12345.c"))
+            .arg("-o")
+            .arg(&csmith_ir),
+        "clang",
+    );
+    let ir = std::fs::read_to_string(&csmith_ir).unwrap();
+    std::fs::write(&csmith_ir, ir.replace("define dso_local i32 @main(", "define dso_local i32 @csmith_main("))
+        .unwrap();
+    let driver = work.join("driver.ll");
+    std::fs::write(&driver, CSMITH_THEN_180456).unwrap();
+    let repro = root.join("../shared/bench/bugs/180456/repro.ll");
+    assert!(repro.exists(), "{} is missing: ../shared must sit beside the checkout", repro.display());
+    run(
+        Command::new(format!("llvm-link-{major}"))
+            .arg("-S")
+            .args([&csmith_ir, &repro, &driver])
+            .arg("-o")
+            .arg(programs.join("slp.ll")),
+        "llvm-link",
+    );
+    programs
+}
+
+/// CPU seconds (user + system) of the children this process waited for so far.
+fn children_cpu() -> f64 {
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
+}
+
+/// One campaign of `case`: (wall seconds, reduction seconds, CPU seconds, lines before, lines after).
+fn measure(case: &Case, ctos: &Path, root: &Path) -> (f64, f64, f64, f64, f64) {
+    let work = tempfile::tempdir().unwrap();
+    let programs = program(case, root, work.path());
+    let sequences = work.path().join("sequences.txt");
+    std::fs::write(&sequences, case.sequences).unwrap();
+    let out = work.path().join("campaign");
+    let (cpu, started) = (children_cpu(), Instant::now());
+    run(
+        Command::new(ctos)
+            .args(["fuzz", "--iterations", "1", "-j", "2", "--out"])
+            .arg(&out)
+            .arg("--programs")
+            .arg(&programs)
+            .arg("--sequences")
+            .arg(&sequences)
+            .args(case.extra),
+        "ctos fuzz",
+    );
+    let (wall, cpu) = (started.elapsed().as_secs_f64(), children_cpu() - cpu);
+    let folder = std::fs::read_dir(out.join("bugs")).unwrap().next().expect("a bug folder").unwrap().path();
+    let outcome: Value = serde_json::from_slice(&std::fs::read(folder.join("outcome.json")).unwrap()).unwrap();
+    let reduced = &outcome["reduced_ir"];
+    let number =
+        |key: &str| reduced[key].as_f64().unwrap_or_else(|| panic!("{case_name}: {reduced}", case_name = case.name));
+    (wall, number("seconds"), cpu, number("lines_before"), number("lines"))
+}
+
+fn main() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let ctos = root.join("target/release/ctos");
+    assert!(ctos.is_file(), "build it first: cargo build --release");
+    let rounds = env_or("CTOS_BENCH_ROUNDS", 1);
+    let chosen = std::env::var("CTOS_BENCH_CASES").unwrap_or_else(|_| "crash,wrong-code".into());
+    println!("case        campaign s  reduction s  CPU s   lines before  lines after");
+    for case in CASES.iter().filter(|c| chosen.split(',').any(|n| n == c.name)) {
+        let runs: Vec<_> = (0..rounds).map(|_| measure(case, &ctos, &root)).collect();
+        let m = |f: fn(&(f64, f64, f64, f64, f64)) -> f64| median(runs.iter().map(f).collect());
+        let (before, after) = (m(|r| r.3), m(|r| r.4));
+        println!(
+            "{:<11} {:>10.1} {:>12.1} {:>6.1} {:>13} {:>12}{}",
+            case.name,
+            m(|r| r.0),
+            m(|r| r.1),
+            m(|r| r.2),
+            before,
+            after,
+            if after < 100.0 { "" } else { "  (not under 100 lines)" }
+        );
+    }
+}
+
+/// A `main` that runs a csmith program's (renamed `csmith_main`), then bench bug 180456's
+/// `sub_mul` on four values, printing what it stored (as the bug's own driver does).
+
+const CSMITH_THEN_180456: &str = r#"@p = global [4 x i16] [i16 7, i16 1, i16 1, i16 1]
+@s = global [4 x i16] zeroinitializer
+@.fmt = private constant [13 x i8] c"%d %d %d %d\0A\00"
+declare i32 @printf(ptr, ...)
+declare void @sub_mul(ptr, ptr)
+declare i32 @csmith_main(i32, ptr)
+define i32 @main() {
+  %c = call i32 @csmith_main(i32 1, ptr null)
+  call void @sub_mul(ptr @p, ptr @s)
+  %a0 = load i16, ptr getelementptr ([4 x i16], ptr @s, i32 0, i32 0)
+  %a1 = load i16, ptr getelementptr ([4 x i16], ptr @s, i32 0, i32 1)
+  %a2 = load i16, ptr getelementptr ([4 x i16], ptr @s, i32 0, i32 2)
+  %a3 = load i16, ptr getelementptr ([4 x i16], ptr @s, i32 0, i32 3)
+  %b0 = sext i16 %a0 to i32
+  %b1 = sext i16 %a1 to i32
+  %b2 = sext i16 %a2 to i32
+  %b3 = sext i16 %a3 to i32
+  %r = call i32 (ptr, ...) @printf(ptr @.fmt, i32 %b0, i32 %b1, i32 %b2, i32 %b3)
+  ret i32 0
+}
+"#;
