@@ -148,7 +148,6 @@ fn main() {
 
 /// A `main` that runs a csmith program's (renamed `csmith_main`), then bench bug 180456's
 /// `sub_mul` on four values, printing what it stored (as the bug's own driver does).
-
 const CSMITH_THEN_180456: &str = r#"@p = global [4 x i16] [i16 7, i16 1, i16 1, i16 1]
 @s = global [4 x i16] zeroinitializer
 @.fmt = private constant [13 x i8] c"%d %d %d %d\0A\00"

@@ -46,14 +46,10 @@ fn sh(folder: &Path, line: &str) -> std::process::Output {
     Command::new("sh").arg("-c").arg(line).current_dir(folder).output().unwrap()
 }
 
-/// A csmith program (seed 2646955483) on which loop-extract crashes on LLVM 19 and 22.
+/// A program on which loop-extract crashes on LLVM 19 and 22: one function of csmith
+/// seed 2646955483, 1,000 lines of IR (tests/data/loop-extract-crash.ll says how it was cut).
 fn loop_extract_program(work: &Path) -> PathBuf {
-    let programs = work.join("programs");
-    std::fs::create_dir_all(&programs).unwrap();
-    let out = Command::new("csmith").args(["--seed", "2646955483"]).output().unwrap();
-    assert!(out.status.success());
-    std::fs::write(programs.join("p.c"), out.stdout).unwrap();
-    programs
+    programs_of_test_data(work, "loop-extract-crash.ll")
 }
 
 /// A `programs/` folder in `work` holding `tests/data/NAME`.
@@ -170,14 +166,19 @@ fn a_reduction_out_of_time_keeps_the_smallest_program_that_still_crashes() {
     assert_eq!(report.wait().unwrap().code(), Some(0));
 }
 
-/// A campaign on the LLVM 23 that setup installs, through `--opt`: it keeps its program as
-/// bitcode and ships no llvm-reduce, so the linked LLVM's reduces the program's text, and
-/// LLVM 23's opt crashes on the result with the README's first command.
+/// A campaign on the LLVM 23 that setup installs, through `--opt`, of a program given as
+/// bitcode (as a C program's is kept): LLVM 23 ships no llvm-reduce, so the linked LLVM's
+/// reduces the program's text, and LLVM 23's opt crashes on the result with the README's
+/// first command.
 #[cfg(feature = "llvm22")]
 #[test]
 fn a_newer_opt_without_llvm_reduce_gets_a_reduced_text_program_from_the_linked_one() {
     let work = tempfile::tempdir().unwrap();
     let programs = loop_extract_program(work.path());
+    let text = programs.join("loop-extract-crash.ll");
+    let assembled = Command::new("llvm-as-22").arg(&text).arg("-o").arg(text.with_extension("bc")).status().unwrap();
+    assert!(assembled.success());
+    std::fs::remove_file(&text).unwrap();
     let opt23 = common::root().join("llvm-23/bin/opt");
     assert!(!opt23.with_file_name("llvm-reduce").exists(), "this LLVM 23 has an llvm-reduce now");
     let extra = ["--opt", opt23.to_str().unwrap(), "--reduce-ir-time", "20", "--localize-time", "0"];
