@@ -17,7 +17,10 @@ pub struct Region {
 }
 
 /// A function's reachable CFG with its region tree. Nodes are numbered by the function's
-/// block order with unreachable blocks left out, so node 0 is the entry.
+/// block order with unreachable blocks left out, so node 0 is the entry. Adjacency lists,
+/// not a petgraph graph: every step of the region detection below is LLVM's, which petgraph
+/// has none of, and walks successors and predecessors by block number; the dominator trees
+/// it needs are petgraph's (`dom.rs`).
 #[derive(Debug, Clone)]
 pub struct RegionGraph {
     blocks: Vec<usize>,
