@@ -21,7 +21,7 @@ use std::process::{Command, Stdio};
 
 mod common;
 
-use common::{env_or, median};
+use common::{children_cpu, env_or, median};
 
 struct Measured {
     user: f64,
@@ -29,14 +29,6 @@ struct Measured {
     evaluations: f64,
     /// Best rank of a fix file (0: not ranked).
     rank: usize,
-}
-
-/// CPU seconds of the children this process waited for so far: (user, system).
-fn children_cpu() -> (f64, f64) {
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    (secs(usage.ru_utime), secs(usage.ru_stime))
 }
 
 fn isolate(locseq: &Path, bug: &Path, seconds: usize, env: &[(&str, &str)], opt: Option<&str>) -> Measured {

@@ -21,10 +21,12 @@ use serde_json::Value;
 
 mod common;
 
-use common::{env_or, median};
+use common::{children_cpu, env_or, median};
 
 struct Case {
     name: &'static str,
+    /// Writes the case's program into the `programs/` folder it is given.
+    program: fn(programs: &Path, root: &Path, work: &Path),
     sequences: &'static str,
     extra: &'static [&'static str],
 }
@@ -32,11 +34,13 @@ struct Case {
 const CASES: [Case; 2] = [
     Case {
         name: "crash",
+        program: csmith_loop_extract,
         sequences: "loop-extract,function(instcombine<no-verify-fixpoint>,simplifycfg),loop-extract\n",
         extra: &["--localize-time", "0"],
     },
     Case {
         name: "wrong-code",
+        program: csmith_then_180456,
         // Pipelines that leave the program alone outvote the miscompiling one.
         sequences: "function(slp-vectorizer)\nfunction(sroa)\nfunction(dce)\nfunction(early-cse)\n",
         extra: &["--llvm-arg=-slp-threshold=-50", "--localize-time", "0", "--reduce-ir-time", "300"],
@@ -49,15 +53,15 @@ fn run(command: &mut Command, what: &str) -> Vec<u8> {
     out.stdout
 }
 
-/// The case's program in `programs/`, as the test suite's cases build theirs.
-fn program(case: &Case, root: &Path, work: &Path) -> PathBuf {
-    let programs = work.join("programs");
-    std::fs::create_dir_all(&programs).unwrap();
-    if case.name == "crash" {
-        let c = run(Command::new("csmith").args(["--seed", "2646955483"]), "csmith");
-        std::fs::write(programs.join("p.c"), c).unwrap();
-        return programs;
-    }
+/// csmith seed 2646955483, on which loop-extract crashes on LLVM 19 and 22.
+fn csmith_loop_extract(programs: &Path, _root: &Path, _work: &Path) {
+    let c = run(Command::new("csmith").args(["--seed", "2646955483"]), "csmith");
+    std::fs::write(programs.join("p.c"), c).unwrap();
+}
+
+/// tests/data/csmith-12345.c at -O0 with its `main` renamed, linked with bench bug
+/// 180456's function and a `main` that runs both.
+fn csmith_then_180456(programs: &Path, root: &Path, work: &Path) {
     let major = ctos::llvm::version().0;
     let csmith_ir = work.join("csmith.ll");
     run(
@@ -83,25 +87,30 @@ fn program(case: &Case, root: &Path, work: &Path) -> PathBuf {
             .arg(programs.join("slp.ll")),
         "llvm-link",
     );
-    programs
 }
 
-/// CPU seconds (user + system) of the children this process waited for so far.
-fn children_cpu() -> f64 {
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
+/// What one campaign of a case cost and left.
+struct Measured {
+    wall: f64,
+    /// The reduction's own seconds, as outcome.json records them.
+    reduction: f64,
+    /// User and system seconds of every process.
+    cpu: f64,
+    lines_before: f64,
+    lines: f64,
 }
 
-/// One campaign of `case`: (wall seconds, reduction seconds, CPU seconds, lines before, lines after).
-fn measure(case: &Case, ctos: &Path, root: &Path) -> (f64, f64, f64, f64, f64) {
+/// One campaign of `case`.
+fn measure(case: &Case, ctos: &Path, root: &Path) -> Measured {
     let work = tempfile::tempdir().unwrap();
-    let programs = program(case, root, work.path());
+    let programs = work.path().join("programs");
+    std::fs::create_dir_all(&programs).unwrap();
+    (case.program)(&programs, root, work.path());
     let sequences = work.path().join("sequences.txt");
     std::fs::write(&sequences, case.sequences).unwrap();
     let out = work.path().join("campaign");
-    let (cpu, started) = (children_cpu(), Instant::now());
+    let cpu = |(user, sys): (f64, f64)| user + sys;
+    let (cpu_before, started) = (cpu(children_cpu()), Instant::now());
     run(
         Command::new(ctos)
             .args(["fuzz", "--iterations", "1", "-j", "2", "--out"])
@@ -113,13 +122,13 @@ fn measure(case: &Case, ctos: &Path, root: &Path) -> (f64, f64, f64, f64, f64) {
             .args(case.extra),
         "ctos fuzz",
     );
-    let (wall, cpu) = (started.elapsed().as_secs_f64(), children_cpu() - cpu);
+    let (wall, cpu) = (started.elapsed().as_secs_f64(), cpu(children_cpu()) - cpu_before);
     let folder = std::fs::read_dir(out.join("bugs")).unwrap().next().expect("a bug folder").unwrap().path();
     let outcome: Value = serde_json::from_slice(&std::fs::read(folder.join("outcome.json")).unwrap()).unwrap();
     let reduced = &outcome["reduced_ir"];
     let number =
         |key: &str| reduced[key].as_f64().unwrap_or_else(|| panic!("{case_name}: {reduced}", case_name = case.name));
-    (wall, number("seconds"), cpu, number("lines_before"), number("lines"))
+    Measured { wall, reduction: number("seconds"), cpu, lines_before: number("lines_before"), lines: number("lines") }
 }
 
 fn main() {
@@ -131,14 +140,14 @@ fn main() {
     println!("case        campaign s  reduction s  CPU s   lines before  lines after");
     for case in CASES.iter().filter(|c| chosen.split(',').any(|n| n == c.name)) {
         let runs: Vec<_> = (0..rounds).map(|_| measure(case, &ctos, &root)).collect();
-        let m = |f: fn(&(f64, f64, f64, f64, f64)) -> f64| median(runs.iter().map(f).collect());
-        let (before, after) = (m(|r| r.3), m(|r| r.4));
+        let m = |f: fn(&Measured) -> f64| median(runs.iter().map(f).collect());
+        let (before, after) = (m(|r| r.lines_before), m(|r| r.lines));
         println!(
             "{:<11} {:>10.1} {:>12.1} {:>6.1} {:>13} {:>12}{}",
             case.name,
-            m(|r| r.0),
-            m(|r| r.1),
-            m(|r| r.2),
+            m(|r| r.wall),
+            m(|r| r.reduction),
+            m(|r| r.cpu),
             before,
             after,
             if after < 100.0 { "" } else { "  (not under 100 lines)" }

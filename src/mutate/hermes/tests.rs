@@ -122,8 +122,7 @@ fn variants_of_csmith_programs_are_clean_and_print_what_their_seed_prints() {
 #[test]
 fn a_chain_is_the_same_for_the_same_seed() {
     let config = EmiConfig::default();
-    let (seed, source, _) = &suite_seeds()[0];
-    let seed = *seed;
+    let &(seed, ref source, _) = &suite_seeds()[0];
     let texts = |s: u64| chain(source, 2, s, &config).unwrap().into_iter().map(|v| v.source).collect::<Vec<_>>();
     assert_eq!(texts(seed), texts(seed));
     assert_ne!(texts(seed), texts(seed + 1));
