@@ -40,6 +40,32 @@ fn with_cache_off(current: Option<&[u8]>) -> Option<Vec<u8>> {
     }
 }
 
+/// What a restart sets, from this process's environment: the variables to give a front door
+/// started many times (a reducer's test of each candidate), so that it starts once, not
+/// twice (about a fifth of a crash test's cost). Empty when no restart would happen.
+pub fn restarted_environment() -> Vec<(&'static str, OsString)> {
+    if poison_off(std::env::var_os("CTOS_POISON").as_deref().map(OsStr::as_bytes)) {
+        return Vec::new();
+    }
+    let were = std::env::var_os(TUNABLES);
+    restart_settings(were.as_deref().map(OsStr::as_bytes))
+        .into_iter()
+        .flatten()
+        .map(|(name, value)| (name, OsString::from_vec(value)))
+        .collect()
+}
+
+/// The variables a restart adds, given the user's `GLIBC_TUNABLES`: the tunables with the
+/// cache off, and what they were (`=value`, or `unset`). None when the user set the size.
+fn restart_settings(were: Option<&[u8]>) -> Option<[(&'static str, Vec<u8>); 2]> {
+    let tunables = with_cache_off(were)?;
+    let were_value = match were {
+        Some(w) => [b"=", w].concat(),
+        None => b"unset".to_vec(),
+    };
+    Some([(TUNABLES, tunables), (WERE, were_value)])
+}
+
 /// The value of `name` in a C environment block.
 unsafe fn lookup<'a>(envp: *const *const c_char, name: &str) -> Option<&'a [u8]> {
     let mut p = envp;
@@ -67,12 +93,7 @@ pub unsafe extern "C" fn restart_with_thread_cache_off(
     if argv.is_null() || envp.is_null() || poison_off(lookup(envp, "CTOS_POISON")) || lookup(envp, WERE).is_some() {
         return;
     }
-    let were = lookup(envp, TUNABLES);
-    let Some(tunables) = with_cache_off(were) else { return };
-    let were_value = match were {
-        Some(w) => [b"=", w].concat(),
-        None => b"unset".to_vec(),
-    };
+    let Some(settings) = restart_settings(lookup(envp, TUNABLES)) else { return };
     let mut entries: Vec<CString> = Vec::new();
     let mut p = envp;
     while !(*p).is_null() {
@@ -82,7 +103,7 @@ pub unsafe extern "C" fn restart_with_thread_cache_off(
         }
         p = p.add(1);
     }
-    for (name, value) in [(TUNABLES, tunables), (WERE, were_value)] {
+    for (name, value) in settings {
         if let Ok(entry) = CString::new([name.as_bytes(), b"=", &value].concat()) {
             entries.push(entry);
         }
@@ -118,5 +139,17 @@ mod tests {
             b"glibc.malloc.perturb=7:glibc.malloc.tcache_count=0"
         );
         assert_eq!(with_cache_off(Some(b"glibc.malloc.tcache_count=3")), None);
+    }
+
+    #[test]
+    fn a_restart_records_the_users_tunables_or_that_there_were_none() {
+        let [(_, tunables), (_, were)] = super::restart_settings(Some(b"glibc.malloc.perturb=7")).unwrap();
+        assert_eq!(
+            (&tunables[..], &were[..]),
+            (&b"glibc.malloc.perturb=7:glibc.malloc.tcache_count=0"[..], &b"=glibc.malloc.perturb=7"[..])
+        );
+        let [_, (_, were)] = super::restart_settings(None).unwrap();
+        assert_eq!(were, b"unset");
+        assert!(super::restart_settings(Some(b"glibc.malloc.tcache_count=3")).is_none());
     }
 }

@@ -290,10 +290,16 @@ impl Interesting {
         };
         let script = work.join("interesting.sh");
         let ctos = std::env::current_exe()?;
-        std::fs::write(
-            &script,
-            format!("#!/bin/sh\nexec {} {program}\n", self.command_line(&ctos, baseline.as_deref())),
-        )?;
+        // Started as a restart would leave it: ctos starts once per candidate, not twice.
+        let exports: Option<String> = crate::sandbox::strict_heap::restarted_environment()
+            .into_iter()
+            .map(|(name, value)| {
+                value.to_str().map(|v| format!("{name}={}; export {name}\n", crate::output::shell_quote(v)))
+            })
+            .collect();
+        let exports = exports.unwrap_or_default();
+        let command = self.command_line(&ctos, baseline.as_deref());
+        std::fs::write(&script, format!("#!/bin/sh\n{exports}exec {command} {program}\n"))?;
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
         Ok(script)
     }
@@ -392,11 +398,8 @@ mod tests {
         assert!(!checked(true).kept_by(&base(original)));
     }
 
-    /// The reducer runs the script in a directory of its own: the driver of a campaign
-    /// whose --out was relative must still be found.
-    #[test]
-    fn the_reducers_script_names_the_driver_by_its_absolute_path() {
-        let check = Interesting {
+    fn wrong_code_check(driver: Option<&str>) -> Interesting {
+        Interesting {
             failure: Failure { kind: FailureKind::WrongCode, signature: "output differs".into() },
             pipeline: "function(sroa)".into(),
             verify_each: crate::llvm::VerifyEach::Off,
@@ -405,13 +408,36 @@ mod tests {
             llvm: Llvm::Linked,
             culprit: None,
             baseline: None,
-            driver: Some(PathBuf::from("camp/bugs/0001-wrong-code-sroa/driver.ll")),
+            driver: driver.map(PathBuf::from),
             keep_smallest: None,
-        };
+        }
+    }
+
+    /// The reducer runs the script in a directory of its own: the driver of a campaign
+    /// whose --out was relative must still be found.
+    #[test]
+    fn the_reducers_script_names_the_driver_by_its_absolute_path() {
+        let check = wrong_code_check(Some("camp/bugs/0001-wrong-code-sroa/driver.ll"));
         let work = tempfile::tempdir().unwrap();
         let script = std::fs::read_to_string(check.script(work.path(), "\"$1\"").unwrap()).unwrap();
         let absolute = std::env::current_dir().unwrap().join("camp/bugs/0001-wrong-code-sroa/driver.ll");
         assert!(script.contains(&format!("--driver '{}'", absolute.display())), "{script}");
+    }
+
+    #[test]
+    fn the_reducers_script_starts_ctos_with_the_thread_cache_off_as_its_restart_would() {
+        let work = tempfile::tempdir().unwrap();
+        let script = std::fs::read_to_string(wrong_code_check(None).script(work.path(), "\"$1\"").unwrap()).unwrap();
+        let settings = crate::sandbox::strict_heap::restarted_environment();
+        if std::env::var_os("CTOS_POISON").is_none_or(|p| p != "0") {
+            let tunables = settings.iter().find(|(name, _)| *name == "GLIBC_TUNABLES").unwrap_or_else(|| panic!("{settings:?}"));
+            assert!(tunables.1.to_str().unwrap().contains("glibc.malloc.tcache_count=0"), "{settings:?}");
+        }
+        for (name, value) in settings {
+            let line = format!("{name}={}; export {name}\n", crate::output::shell_quote(value.to_str().unwrap()));
+            assert!(script.contains(&line), "{line} missing from {script}");
+        }
+        assert!(script.lines().last().unwrap().starts_with("exec "), "{script}");
     }
 
     #[test]
