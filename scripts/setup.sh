@@ -18,9 +18,6 @@ PACKAGES=(
   chromium
   # For agents (`--opt`) built against LLVMs that use libc++, like the LLVM 23 below.
   libc++-22-dev libc++abi-22-dev
-  # The linker (.cargo/config.toml): every binary links all of LLVM statically; mold does
-  # it in about 3 s where GNU ld takes 9.
-  mold
 )
 
 missing=()
