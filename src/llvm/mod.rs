@@ -22,7 +22,8 @@ pub use module::{
 };
 pub use mutation::{ir_site_count, ir_text_of, mutate_ir, ConstChange, IrEdit, IrFlag, IrMutation, UnaryWrap};
 pub use process::{
-    install_fatal_error_handler, option_name, override_symbol, parse_llvm_args, FatalHandler, SavedOptions,
+    buffer_llvm_errors, flush_llvm_errors, install_fatal_error_handler, option_name, override_symbol, parse_llvm_args,
+    FatalHandler, SavedOptions,
 };
 
 /// (major, minor, patch) of the LLVM linked into this binary.

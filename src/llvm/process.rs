@@ -12,6 +12,22 @@ pub fn install_fatal_error_handler(handler: FatalHandler) {
     unsafe { llvm_sys::error_handling::LLVMInstallFatalErrorHandler(Some(handler)) }
 }
 
+extern "C" {
+    fn ctos_buffer_errs();
+    fn ctos_flush_errs();
+}
+
+/// Buffer LLVM's `errs()` (unbuffered by default) from now on in this process: for a
+/// sandboxed child, whose stderr only its parent reads, and only after a message says
+/// the output so far counts ([`flush_llvm_errors`] before each).
+pub fn buffer_llvm_errors() {
+    unsafe { ctos_buffer_errs() }
+}
+
+pub fn flush_llvm_errors() {
+    unsafe { ctos_flush_errs() }
+}
+
 // The C API's LLVMParseCommandLineOptions sends errors to nulls() and drops the result,
 // so a mistyped flag would be ignored silently. The C++ entry point takes an error stream.
 extern "C" {

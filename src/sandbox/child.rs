@@ -25,7 +25,10 @@ pub(super) struct ChildIo {
     pub stderr: RawFd,
 }
 
+/// A message to the parent, after what LLVM printed so far: the parent reads stderr when
+/// a message says a job ended, and must find all of it there.
 fn send(tag: u8, payload: &[u8]) {
+    llvm::flush_llvm_errors();
     wire::send_raw(MSG_FD.load(Ordering::Relaxed), tag, payload);
 }
 
@@ -70,7 +73,16 @@ extern "C" fn on_fatal(reason: *const c_char) {
     unsafe { libc::_exit(77) }
 }
 
+static FLUSHING_AFTER_CRASH: AtomicBool = AtomicBool::new(false);
+
 extern "C" fn on_crash(signal: c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
+    if FLUSHING_AFTER_CRASH.load(Ordering::Relaxed) {
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+            libc::_exit(128 + signal)
+        }
+    }
     let mut frames = [0usize; 64];
     let n = unsafe { libc::backtrace(frames.as_mut_ptr().cast(), frames.len() as c_int) }.max(0) as usize;
     let pc = unsafe { (*(context as *const libc::ucontext_t)).uc_mcontext.gregs[libc::REG_RIP as usize] as usize };
@@ -94,11 +106,15 @@ extern "C" fn on_crash(signal: c_int, info: *mut libc::siginfo_t, context: *mut 
     let fault = unsafe { (*info).si_addr() } as u64;
     let mut buf = [0u8; 12 + 65 * 8];
     let used = wire::encode_crash(&mut buf, signal, fault, &trace[..len]);
-    send(wire::CRASH, &buf[..used]);
+    wire::send_raw(MSG_FD.load(Ordering::Relaxed), wire::CRASH, &buf[..used]);
     // The parent asked where a hanging optimizer is, and ends the child itself.
     if signal == super::pool::HANG_SIGNAL {
         unsafe { libc::_exit(128 + signal) }
     }
+    // What LLVM printed before the crash; after the stack, as flushing faults again when
+    // the crash was in LLVM's output stream (the handler then only ends the child).
+    FLUSHING_AFTER_CRASH.store(true, Ordering::Relaxed);
+    llvm::flush_llvm_errors();
     // SA_RESETHAND restored the default action, but the signal stays blocked while its
     // handler runs: unblock it, then re-raise, so the parent sees the signal itself.
     unsafe {
@@ -168,6 +184,7 @@ unsafe fn limit_and_redirect(io: &ChildIo, limits: &Limits) {
     libc::dup2(null, 0);
     libc::dup2(io.stdout, 1);
     libc::dup2(io.stderr, 2);
+    llvm::buffer_llvm_errors();
     // Keep the JIT-compiled program's output up to a crash, line by line.
     libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IOLBF, 0);
 }
@@ -253,6 +270,7 @@ pub(super) fn run(
         let all_args: Vec<String> = llvm_args.iter().chain(&job.llvm_args).cloned().collect();
         set_options(module, &all_args);
         run_job(module, job, io, false);
+        llvm::flush_llvm_errors();
         unsafe { libc::_exit(0) }
     };
     set_options(module, llvm_args);

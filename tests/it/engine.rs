@@ -509,3 +509,26 @@ fn main_runs_with_argc_1_and_a_program_name_as_from_a_shell() {
     assert_eq!(r.reference.unwrap()["stdout"], "1 named\n");
     assert_eq!(r.runs[0]["stdout"], "1 named\n");
 }
+
+/// A child buffers LLVM's stderr (a printer pass made a system call per token): what LLVM
+/// printed still reaches the run whether the job ends, crashes after printing, or is one
+/// of a worker's several.
+#[test]
+fn what_llvm_prints_reaches_the_run_when_a_job_ends_or_crashes() {
+    use ctos::llvm::{CFrontend, IrModule, TargetSpec};
+    use ctos::sandbox::{JobSpec, Limits, Outcome, Pool};
+    let sum = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/sum.c");
+    let mut module = IrModule::load(&sum, &CFrontend::default(), &TargetSpec::default()).unwrap();
+    let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+    let printed = "DominatorTree for function: main";
+    for (pipeline, outcome) in [
+        ("function(print<domtree>)", Outcome::Ok),
+        ("function(print<domtree>)", Outcome::Ok),
+        ("function(print<domtree>,trigger-crash-function)", Outcome::Crash),
+        ("function(print<domtree>)", Outcome::Ok),
+    ] {
+        let run = pool.run_one(&mut module, &JobSpec::optimize(pipeline)).unwrap();
+        assert_eq!(run.outcome, outcome, "{pipeline}: {:?}", run.message);
+        assert_eq!(run.stderr.matches(printed).count(), 1, "{pipeline}: {}", run.stderr);
+    }
+}

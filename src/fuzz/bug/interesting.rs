@@ -430,7 +430,8 @@ mod tests {
         let script = std::fs::read_to_string(wrong_code_check(None).script(work.path(), "\"$1\"").unwrap()).unwrap();
         let settings = crate::sandbox::strict_heap::restarted_environment();
         if std::env::var_os("CTOS_POISON").is_none_or(|p| p != "0") {
-            let tunables = settings.iter().find(|(name, _)| *name == "GLIBC_TUNABLES").unwrap_or_else(|| panic!("{settings:?}"));
+            let tunables =
+                settings.iter().find(|(name, _)| *name == "GLIBC_TUNABLES").unwrap_or_else(|| panic!("{settings:?}"));
             assert!(tunables.1.to_str().unwrap().contains("glibc.malloc.tcache_count=0"), "{settings:?}");
         }
         for (name, value) in settings {
