@@ -109,8 +109,8 @@ fn measure(case: &Case, ctos: &Path, root: &Path) -> Measured {
     let sequences = work.path().join("sequences.txt");
     std::fs::write(&sequences, case.sequences).unwrap();
     let out = work.path().join("campaign");
-    let cpu = |(user, sys): (f64, f64)| user + sys;
-    let (cpu_before, started) = (cpu(children_cpu()), Instant::now());
+    let total = |(user, sys): (f64, f64)| user + sys;
+    let (cpu_before, started) = (total(children_cpu()), Instant::now());
     run(
         Command::new(ctos)
             .args(["fuzz", "--iterations", "1", "-j", "2", "--out"])
@@ -122,7 +122,7 @@ fn measure(case: &Case, ctos: &Path, root: &Path) -> Measured {
             .args(case.extra),
         "ctos fuzz",
     );
-    let (wall, cpu) = (started.elapsed().as_secs_f64(), cpu(children_cpu()) - cpu_before);
+    let (wall, cpu) = (started.elapsed().as_secs_f64(), total(children_cpu()) - cpu_before);
     let folder = std::fs::read_dir(out.join("bugs")).unwrap().next().expect("a bug folder").unwrap().path();
     let outcome: Value = serde_json::from_slice(&std::fs::read(folder.join("outcome.json")).unwrap()).unwrap();
     let reduced = &outcome["reduced_ir"];

@@ -270,7 +270,6 @@ pub(super) fn run(
         let all_args: Vec<String> = llvm_args.iter().chain(&job.llvm_args).cloned().collect();
         set_options(module, &all_args);
         run_job(module, job, io, false);
-        llvm::flush_llvm_errors();
         unsafe { libc::_exit(0) }
     };
     set_options(module, llvm_args);

@@ -23,10 +23,15 @@ fn poison_off(value: Option<&[u8]>) -> bool {
     value == Some(b"0")
 }
 
+/// Whether this process's environment turns poisoning off.
+fn poison_off_here() -> bool {
+    poison_off(std::env::var_os("CTOS_POISON").as_deref().map(OsStr::as_bytes))
+}
+
 /// `GLIBC_TUNABLES` with the thread cache off, from what it is now; None when it already
 /// says how large the cache is (the user's choice stands) or poisoning is off.
 pub fn tunables_with_cache_off(current: Option<&OsStr>) -> Option<OsString> {
-    if poison_off(std::env::var_os("CTOS_POISON").as_deref().map(OsStr::as_bytes)) {
+    if poison_off_here() {
         return None;
     }
     with_cache_off(current.map(OsStr::as_bytes)).map(OsString::from_vec)
@@ -44,7 +49,7 @@ fn with_cache_off(current: Option<&[u8]>) -> Option<Vec<u8>> {
 /// started many times (a reducer's test of each candidate), so that it starts once, not
 /// twice (about a fifth of a crash test's cost). Empty when no restart would happen.
 pub fn restarted_environment() -> Vec<(&'static str, OsString)> {
-    if poison_off(std::env::var_os("CTOS_POISON").as_deref().map(OsStr::as_bytes)) {
+    if poison_off_here() {
         return Vec::new();
     }
     let were = std::env::var_os(TUNABLES);
