@@ -8,50 +8,126 @@
 
 use std::sync::OnceLock;
 
-use object::{Object, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSymbol, ObjectSymbolTable, SymbolIndex, SymbolKind};
 
 pub struct Symbolizer {
-    /// Runtime address minus link-time address (the executable is position independent).
+    /// Runtime address minus link-time address (0 for an executable that is not position
+    /// independent).
     pub bias: u64,
-    /// (link-time start, size, mangled name), sorted by start.
-    functions: Vec<(u64, u64, String)>,
+    /// The ELF file, mapped, not read: only its symbol tables are touched (a copy of a
+    /// 140 MB executable cost 100 ms, most of each crash's judgement in a reducer's test).
+    /// None when the running executable could not be opened.
+    data: Option<memmap2::Mmap>,
+    /// (link-time start, size, mangled name), sorted by start: built on first use of
+    /// `functions`, which coverage needs whole.
+    functions: OnceLock<Vec<(u64, u64, String)>>,
 }
 
 impl Symbolizer {
-    /// The table for the running executable, built on first use (a few tens of ms).
+    /// The table for the running executable.
     pub fn this_process() -> &'static Symbolizer {
         static TABLE: OnceLock<Symbolizer> = OnceLock::new();
-        TABLE.get_or_init(|| Symbolizer::load().unwrap_or(Symbolizer { bias: 0, functions: Vec::new() }))
-    }
-
-    fn load() -> Option<Symbolizer> {
-        Symbolizer::of_file(std::path::Path::new("/proc/self/exe"), load_bias())
+        TABLE.get_or_init(|| {
+            Symbolizer::of_file(std::path::Path::new("/proc/self/exe"), load_bias()).unwrap_or(Symbolizer {
+                bias: 0,
+                data: None,
+                functions: OnceLock::new(),
+            })
+        })
     }
 
     /// The functions of the ELF file at `path`, loaded at `bias`: its `.symtab`, or its
-    /// `.dynsym` when it has none (a stripped `libLLVM.so`).
+    /// `.dynsym` when it has none (a stripped `libLLVM.so`). None if it is not an ELF file.
     pub fn of_file(path: &std::path::Path, bias: u64) -> Option<Symbolizer> {
-        // Mapped, not read: only the symbol tables of a 75 MB executable are touched (a
-        // copy cost 100 ms, most of each crash's judgement in a reducer's test).
         let file = std::fs::File::open(path).ok()?;
         // Safety: executables and libraries are not rewritten while they run.
         let data = unsafe { memmap2::Mmap::map(&file) }.ok()?;
-        let file = object::File::parse(&*data).ok()?;
-        let functions = function_symbols(&file).into_iter().map(|f| (f.addr, f.size, f.name)).collect();
-        Some(Symbolizer { bias, functions })
+        object::File::parse(&*data).ok()?;
+        Some(Symbolizer { bias, data: Some(data), functions: OnceLock::new() })
     }
 
+    fn file(&self) -> Option<object::File<'_>> {
+        object::File::parse(&**self.data.as_ref()?).ok()
+    }
+
+    /// Every function, sorted by link-time start (built on first use, 100,000 names).
     pub fn functions(&self) -> &[(u64, u64, String)] {
-        &self.functions
+        self.functions.get_or_init(|| {
+            let Some(file) = self.file() else { return Vec::new() };
+            function_symbols(&file).into_iter().map(|f| (f.addr, f.size, f.name)).collect()
+        })
     }
 
-    /// The mangled name of the function containing the runtime address `addr`.
-    pub fn mangled(&self, addr: u64) -> Option<&str> {
-        let link = addr.checked_sub(self.bias)?;
-        let i = self.functions.partition_point(|f| f.0 <= link).checked_sub(1)?;
-        let (start, size, name) = &self.functions[i];
-        (link < start + size.max(&1)).then_some(name.as_str())
+    /// The mangled names of the functions containing the runtime addresses `addrs`: in the
+    /// table if it was built, else in one pass over the symbols that decodes only the names
+    /// it returns. A crash's signature needs a few frames, and building the table (every
+    /// name allocated, then sorted) was a third of a crashing candidate's judgement.
+    pub fn mangled_each(&self, addrs: &[u64]) -> Vec<Option<String>> {
+        let links: Vec<Option<u64>> = addrs.iter().map(|a| a.checked_sub(self.bias)).collect();
+        if let Some(table) = self.functions.get() {
+            return links.iter().map(|l| l.and_then(|l| in_table(table, l)).map(str::to_string)).collect();
+        }
+        let Some(file) = self.file() else { return vec![None; addrs.len()] };
+        let mut found = nearest_below(file.symbols(), &links);
+        let mut table = file.symbol_table();
+        if found.is_none() {
+            found = nearest_below(file.dynamic_symbols(), &links);
+            table = file.dynamic_symbol_table();
+        }
+        let (Some(found), Some(table)) = (found, table) else { return vec![None; addrs.len()] };
+        found
+            .into_iter()
+            .zip(&links)
+            .map(|(best, link)| {
+                let (start, size, index) = best?;
+                (link.unwrap() < start + size.max(1))
+                    .then(|| table.symbol_by_index(index).ok()?.name().ok().map(str::to_string))
+                    .flatten()
+            })
+            .collect()
     }
+}
+
+/// The name of the function in `table` (sorted by start) containing `link`: the one that
+/// starts last at or before it, if it reaches that far.
+fn in_table(table: &[(u64, u64, String)], link: u64) -> Option<&str> {
+    let i = table.partition_point(|f| f.0 <= link).checked_sub(1)?;
+    let (start, size, name) = &table[i];
+    (link < start + size.max(&1)).then_some(name.as_str())
+}
+
+/// A function symbol's (start, size, index), if one starts at or before an address.
+type Nearest = Option<(u64, u64, SymbolIndex)>;
+
+/// For each address, the function symbol among `symbols` that starts last at or before it
+/// (the first such symbol when several start there, as the sorted table keeps): (start,
+/// size, index). None if `symbols` holds no function at all, as the table would be empty.
+fn nearest_below<'a>(
+    symbols: impl Iterator<Item = impl ObjectSymbol<'a>>,
+    links: &[Option<u64>],
+) -> Option<Vec<Nearest>> {
+    let mut order: Vec<usize> = (0..links.len()).filter(|&i| links[i].is_some()).collect();
+    order.sort_by_key(|&i| links[i]);
+    let sorted: Vec<u64> = order.iter().filter_map(|&i| links[i]).collect();
+    // Over sorted addresses the best start never decreases: a symbol improves a run of
+    // them from the first it is not above, and stops at the first it does not beat.
+    let mut best: Vec<Nearest> = vec![None; sorted.len()];
+    let mut any = false;
+    for s in symbols.filter(|s| s.kind() == SymbolKind::Text && s.address() != 0) {
+        any = true;
+        let start = s.address();
+        for b in &mut best[sorted.partition_point(|&l| l < start)..] {
+            if b.is_some_and(|b| b.0 >= start) {
+                break;
+            }
+            *b = Some((start, s.size(), s.index()));
+        }
+    }
+    let mut found = vec![None; links.len()];
+    for (i, b) in order.into_iter().zip(best) {
+        found[i] = b;
+    }
+    any.then_some(found)
 }
 
 /// A function of an ELF file, at its link-time address.
@@ -118,15 +194,13 @@ pub fn is_rust(mangled: &str) -> bool {
 /// call at the very end of a function is attributed to it.
 /// `objects` are the symbol tables of the crashed process.
 pub fn llvm_frames(objects: &[&Symbolizer], trace: &[u64]) -> Vec<String> {
-    trace
-        .iter()
-        .enumerate()
-        .filter_map(|(i, &addr)| {
-            let addr = if i == 0 { addr } else { addr.saturating_sub(1) };
-            objects.iter().find_map(|o| o.mangled(addr))
-        })
+    let addrs: Vec<u64> =
+        trace.iter().enumerate().map(|(i, &addr)| if i == 0 { addr } else { addr.saturating_sub(1) }).collect();
+    let per_object: Vec<Vec<Option<String>>> = objects.iter().map(|o| o.mangled_each(&addrs)).collect();
+    (0..addrs.len())
+        .filter_map(|i| per_object.iter().find_map(|names| names[i].clone()))
         .filter(|name| !is_rust(name) && name.starts_with("_Z"))
-        .map(demangle)
+        .map(|name| demangle(&name))
         .fold(Vec::new(), |mut frames, name| {
             // Recursion would fill the signature with one function.
             if frames.last() != Some(&name) {
@@ -134,4 +208,28 @@ pub fn llvm_frames(objects: &[&Symbolizer], trace: &[u64]) -> Vec<String> {
             }
             frames
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pass over the symbols answers what the sorted table answers: at functions' first
+    /// bytes, inside them, just past their ends (padding or the next function), and at
+    /// addresses no function holds.
+    #[test]
+    fn a_lookup_without_the_table_names_the_functions_the_table_names() {
+        let exe = std::path::Path::new("/proc/self/exe");
+        let bias = load_bias();
+        let (scanning, table) = (Symbolizer::of_file(exe, bias).unwrap(), Symbolizer::of_file(exe, bias).unwrap());
+        let mut addrs = vec![0, 1, u64::MAX];
+        for &(start, size, _) in table.functions().iter().step_by(331) {
+            addrs.extend([start + bias, start + bias + size / 2, start + bias + size.max(1)]);
+        }
+        let by_table = table.mangled_each(&addrs);
+        assert_eq!(scanning.mangled_each(&addrs), by_table);
+        assert!(scanning.functions.get().is_none(), "the lookup built the table");
+        let named = by_table.iter().flatten().count();
+        assert!(named > addrs.len() / 2 && named < addrs.len(), "{named} of {} addresses named", addrs.len());
+    }
 }
