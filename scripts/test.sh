@@ -11,6 +11,10 @@ cargo test --release --locked --no-fail-fast || status=1
 # - C-source mutation (Hermes, DiWi's C rules and their ingredients, `ctos emi`): under cargo
 #   both builds mutate with libclang 22 (LIBCLANG_PATH in .cargo/config.toml) and differ only
 #   in the clang that compiles the mutants;
+# - csmith's programs and their screening with UBSan and ASan (program::tests), and the
+#   C integer model checked against clang: the same code, only the clang differs;
+# - what links no LLVM at all: doc2vec's training, the selection of pairs, and the DWARF of
+#   the LLVM 23 library the agent tests use;
 # - cvise's reduction of a C program: cvise is the same in both, and its test of a candidate
 #   is the one llvm-reduce uses, which the LLVM 19 run reduces with (bug_folders::);
 # - what happens before or beside the optimizer: option checks, an --opt that never answers,
@@ -19,11 +23,12 @@ cargo test --release --locked --no-fail-fast || status=1
 # catalog, coverage and the agent.
 c_source=(--skip mutate::hermes:: --skip mutate::witness::rules:: --skip mutate::witness::ingredients::
   --skip fuzz::ctos_emi_writes_the_same_variants --skip fuzz::a_hermes_campaign_tests_emi_variants
-  --skip fuzz::reduce_programs_shrinks_the_c_program_with_cvise)
+  --skip fuzz::reduce_programs_shrinks_the_c_program_with_cvise --skip program::tests:: --skip mutate::cint_clang_tests::)
+no_llvm=(--skip embed::doc2vec_tests:: --skip select::tests:: --skip coverage::dwarf::)
 bookkeeping=(--skip bad_input::every_command_answers_bad_input --skip bad_input::an_opt_that_never_answers
   --skip shards:: --skip fuzz::two_shards_merged --skip fuzz::a_resumed_campaign --skip fuzz::an_interrupted_campaign)
 cargo test --release --locked --no-fail-fast --no-default-features --features llvm19 --target-dir target/llvm19 \
-  -- "${c_source[@]}" "${bookkeeping[@]}" || status=1
+  -- "${c_source[@]}" "${no_llvm[@]}" "${bookkeeping[@]}" || status=1
 # The benches are not run here (they time things), but they must still compile.
 cargo bench --locked --no-run || status=1
 exit $status

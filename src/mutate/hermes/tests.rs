@@ -10,7 +10,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{chain, output_at_o0, profile, EmiConfig, Strategy, Variant};
 use crate::mutate::parse_source;
-use crate::program::{generate_many, screen, GenConfig, Screen, Screening};
+use crate::program::{generate_many, screen, screen_many, GenConfig, Screen, Screening};
 
 /// The first `n` csmith programs from seed 1 on (csmith's own sizes, as the paper's seeds)
 /// that UBSan and ASan find clean, with their output.
@@ -26,10 +26,19 @@ fn clean_seeds(n: usize) -> Vec<(u64, String, String)> {
         next += 8;
         let generated = generate_many(&batch, &small, 2);
         assert!(generated.iter().any(|g| g.is_ok()), "csmith made none of seeds {batch:?}");
-        for g in generated.into_iter().flatten() {
-            let path = dir.path().join(format!("{}.c", g.seed));
-            std::fs::write(&path, &g.source).unwrap();
-            if let Screening::Clean { stdout, .. } = screen(&path, &Screen::default()) {
+        let generated: Vec<_> = generated.into_iter().flatten().collect();
+        let paths: Vec<_> = generated
+            .iter()
+            .map(|g| {
+                let path = dir.path().join(format!("{}.c", g.seed));
+                std::fs::write(&path, &g.source).unwrap();
+                path
+            })
+            .collect();
+        // Two at a time: the chain test waits for these seeds, so one screening at a time
+        // left a core idle.
+        for (g, screening) in generated.into_iter().zip(screen_many(&paths, &Screen::default(), 2)) {
+            if let Screening::Clean { stdout, .. } = screening {
                 out.push((g.seed, g.source, stdout));
             }
         }
