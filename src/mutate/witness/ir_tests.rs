@@ -65,37 +65,60 @@ fn csmith_program() -> &'static str {
 }
 
 /// Every rule, five seeds: each mutant verifies in a fresh parse, differs from the program
-/// and prints back to itself. Returns the classes that gave a mutant.
+/// and prints back to itself. Returns the classes that gave a mutant. Two threads take
+/// alternate rules (each parse has its own LLVM context): on csmith's program these are
+/// 3,000 parses of a large module, the longest unit test of the LLVM 19 run.
 fn check_program(name: &str, program: &str) -> HashSet<RuleClass> {
     let mutator = IrMutator::new();
     let original = ir_text_of(program.as_bytes()).expect("the program parses");
-    let mut classes = HashSet::new();
-    for (rule, info) in mutator.rules().iter().enumerate() {
-        for seed in 0..5 {
-            let mut rng = ChaCha8Rng::seed_from_u64(seed);
-            let mutant = mutator.mutate(program, rule, &mut rng).expect("a valid program is readable");
-            let Some(mutant) = mutant else {
-                // Sites the verifier refused three (or eight) times in a row would mean a broken edit.
-                let sites = crate::llvm::ir_site_count(program, mutator.edit(rule).unwrap()).unwrap();
-                assert_eq!(sites, 0, "{name}, {}, seed {seed}: sites but no mutant", info.name);
-                break;
-            };
-            let what = format!("{name}, {}, seed {seed}: {}", info.name, mutant.description);
-            if let Err(e) = IrModule::from_bytes(mutant.text.as_bytes(), "m.ll", &TargetSpec::default()) {
-                panic!("{what}: the mutant is invalid: {e}\n{}", mutant.text);
-            }
-            assert_ne!(mutant.text, original, "{what}: nothing changed");
-            let reprinted = ir_text_of(mutant.text.as_bytes()).expect("the mutant parses");
-            assert_eq!(reprinted, mutant.text, "{what}: printing is not stable");
-            assert!(mutant.description.starts_with(&info.name), "{what}");
-            if program.starts_with("; ModuleID") {
-                assert_eq!(mutant.text.lines().next(), program.lines().next(), "{what}: the module was renamed");
-            }
-            assert!(mutant.line >= 1 && mutant.line <= program.lines().count().max(1), "{what}: line {}", mutant.line);
-            classes.insert(info.class);
+    let rules = mutator.rules().len();
+    std::thread::scope(|scope| {
+        let halves: Vec<_> = (0..2)
+            .map(|first| {
+                let (mutator, original) = (&mutator, &original);
+                scope.spawn(move || {
+                    (first..rules)
+                        .step_by(2)
+                        .flat_map(|rule| check_rule(name, program, original, mutator, rule))
+                        .collect()
+                })
+            })
+            .collect();
+        halves
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .fold(HashSet::new(), |all: HashSet<RuleClass>, half: HashSet<RuleClass>| &all | &half)
+    })
+}
+
+/// `check_program` for one rule: the class, if the rule gave a mutant.
+fn check_rule(name: &str, program: &str, original: &str, mutator: &IrMutator, rule: usize) -> Option<RuleClass> {
+    let info = &mutator.rules()[rule];
+    let mut class = None;
+    for seed in 0..5 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mutant = mutator.mutate(program, rule, &mut rng).expect("a valid program is readable");
+        let Some(mutant) = mutant else {
+            // Sites the verifier refused three (or eight) times in a row would mean a broken edit.
+            let sites = crate::llvm::ir_site_count(program, mutator.edit(rule).unwrap()).unwrap();
+            assert_eq!(sites, 0, "{name}, {}, seed {seed}: sites but no mutant", info.name);
+            break;
+        };
+        let what = format!("{name}, {}, seed {seed}: {}", info.name, mutant.description);
+        if let Err(e) = IrModule::from_bytes(mutant.text.as_bytes(), "m.ll", &TargetSpec::default()) {
+            panic!("{what}: the mutant is invalid: {e}\n{}", mutant.text);
         }
+        assert_ne!(mutant.text, original, "{what}: nothing changed");
+        let reprinted = ir_text_of(mutant.text.as_bytes()).expect("the mutant parses");
+        assert_eq!(reprinted, mutant.text, "{what}: printing is not stable");
+        assert!(mutant.description.starts_with(&info.name), "{what}");
+        if program.starts_with("; ModuleID") {
+            assert_eq!(mutant.text.lines().next(), program.lines().next(), "{what}: the module was renamed");
+        }
+        assert!(mutant.line >= 1 && mutant.line <= program.lines().count().max(1), "{what}: line {}", mutant.line);
+        class = Some(info.class);
     }
-    classes
+    class
 }
 
 #[test]
