@@ -61,7 +61,7 @@ impl Symbolizer {
     /// The mangled names of the functions containing the runtime addresses `addrs`: in the
     /// table if it was built, else in one pass over the symbols that decodes only the names
     /// it returns. A crash's signature needs a few frames, and building the table (every
-    /// name allocated, then sorted) was a third of a crashing candidate's judgement.
+    /// name allocated, then sorted) was more than half of a crashing candidate's judgement.
     pub fn mangled_each(&self, addrs: &[u64]) -> Vec<Option<String>> {
         let links: Vec<Option<u64>> = addrs.iter().map(|a| a.checked_sub(self.bias)).collect();
         if let Some(table) = self.functions.get() {
