@@ -8,12 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # LLVM 22 comes from bookworm-security, LLVM 19 from bookworm. Polly and zstd are needed
-# to link LLVM statically; libcsmith-dev holds csmith.h; cvise reduces C programs;
-# libclang-rt holds the UBSan/ASan runtimes that screen programs for undefined behaviour.
+# to link LLVM statically, libstdc++-12-dev to link its C++ runtime statically too;
+# libcsmith-dev holds csmith.h; cvise reduces C programs; libclang-rt holds the UBSan/ASan
+# runtimes that screen programs for undefined behaviour.
 PACKAGES=(
   llvm-22-dev clang-22 libclang-22-dev llvm-22-tools libpolly-22-dev libclang-rt-22-dev
   llvm-19-dev clang-19 libclang-19-dev llvm-19-tools libpolly-19-dev libclang-rt-19-dev
-  libzstd-dev csmith libcsmith-dev cvise python3 python3-pip
+  libzstd-dev libstdc++-12-dev csmith libcsmith-dev cvise python3 python3-pip
   # Headless browser: the tests load the HTML reports in it and read its console.
   chromium
   # For agents (`--opt`) built against LLVMs that use libc++, like the LLVM 23 below.
