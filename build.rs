@@ -53,10 +53,12 @@ fn main() {
     println!("cargo:rerun-if-changed=data/llvm-lib-dirs.tsv");
     println!("cargo:rerun-if-changed={}", libdir.display());
 
-    compile_shim(major);
+    // The linked LLVM's own clang++: it compiles the shim and knows where its C++ runtime is.
+    let clang = format!("/usr/lib/llvm-{major}/bin/clang++");
+    compile_shim(major, &clang);
     compile_traps();
     link_for_quick_starts();
-    link_libstdcxx_statically(major);
+    link_libstdcxx_statically(&clang);
 
     let dirs_text = std::fs::read_to_string("data/llvm-lib-dirs.tsv").expect("data/llvm-lib-dirs.tsv");
     let known: HashMap<String, String> = dirs_text
@@ -104,13 +106,13 @@ fn main() {
 
 /// src/llvm/shim.cpp against the headers of the LLVM we link, with its own clang++ and
 /// LLVM's flags (no RTTI, no exceptions).
-fn compile_shim(major: u32) {
+fn compile_shim(major: u32, clang: &str) {
     println!("cargo:rerun-if-changed=src/llvm/shim.cpp");
     println!("cargo:rerun-if-changed=src/llvm/pipeline.h");
     println!("cargo:rerun-if-changed=src/llvm/ub_checks.cpp");
     cc::Build::new()
         .cpp(true)
-        .compiler(format!("/usr/lib/llvm-{major}/bin/clang++"))
+        .compiler(clang)
         .include(format!("/usr/lib/llvm-{major}/include"))
         .flag("-std=c++17")
         .flag("-fno-exceptions")
@@ -133,13 +135,12 @@ fn compile_shim(major: u32) {
 /// pointer tables page by page (a tenth of the page faults of the integration tests, which
 /// start ctos thousands of times, and a fifth of a start). The address is 1 GiB: coverage's
 /// patched jumps land 0.8 GiB below the code (`traps.h`), and the C runtime's start code
-/// needs the image below 2 GiB.
+/// needs the image below 2 GiB. And the static constructors of LLVM's 650 files lie side by
+/// side (`.text.startup`), not each beside its file's code: a start ran code in 477 places
+/// 64 KiB apart, each a page fault (`ctos --version`: 867 -> 781 faults, 8.5 -> 7.2 ms of CPU).
 fn link_for_quick_starts() {
     println!("cargo:rustc-link-arg=-no-pie");
     println!("cargo:rustc-link-arg=-Wl,--image-base=0x40000000");
-    // And the static constructors of LLVM's 650 files side by side (`.text.startup`), not
-    // each beside its file's code: a start ran code in 477 places 64 KiB apart (each a page
-    // fault); `ctos --version` 867 -> 781 page faults, 8.5 -> 7.2 ms of CPU.
     println!("cargo:rustc-link-arg=-Wl,-z,keep-text-section-prefix");
 }
 
@@ -149,9 +150,8 @@ fn link_for_quick_starts() {
 /// took 11.7 ms of CPU, now 7.8). Listed before llvm-sys's shared `-lstdc++`, the archive
 /// is the one the linker takes. libclang, loaded at run time, brings its own shared copy;
 /// only C types pass between the two.
-fn link_libstdcxx_statically(major: u32) {
-    let clang = format!("/usr/lib/llvm-{major}/bin/clang++");
-    let out = std::process::Command::new(&clang).arg("-print-file-name=libstdc++.a").output().expect(&clang);
+fn link_libstdcxx_statically(clang: &str) {
+    let out = std::process::Command::new(clang).arg("-print-file-name=libstdc++.a").output().expect(clang);
     let path = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
     assert!(path.is_file(), "no libstdc++.a beside {clang} (Debian: libstdc++-12-dev; run scripts/setup.sh)");
     println!("cargo:rustc-link-search=native={}", path.parent().unwrap().display());
