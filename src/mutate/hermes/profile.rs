@@ -106,7 +106,15 @@ pub fn instrument(tu: &Tu, rng: &mut (impl Rng + ?Sized), count: usize) -> Instr
     let statements = statements(tu);
     let mut drawn = rand::seq::index::sample(rng, statements.len(), count.min(statements.len())).into_vec();
     drawn.sort_unstable();
-    let picked: Vec<(NodeId, NodeId)> = drawn.into_iter().map(|i| statements[i]).collect();
+    instrument_statements(tu, rng, drawn.into_iter().map(|i| statements[i]))
+}
+
+/// Instrument the points of `picked`, (statement, function) pairs in source order.
+pub fn instrument_statements(
+    tu: &Tu,
+    rng: &mut (impl Rng + ?Sized),
+    picked: impl IntoIterator<Item = (NodeId, NodeId)>,
+) -> Instrumented {
     let mut chosen = Vec::new();
     let mut slots = Vec::new();
     let mut edits = vec![Edit::insert(0, "void ctos_record(int, unsigned long long);\n")];

@@ -10,20 +10,27 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{chain, output_at_o0, profile, EmiConfig, Strategy, Variant};
 use crate::mutate::parse_source;
+use crate::mutate::scope::statements;
 use crate::program::{generate_many, screen, screen_many, GenConfig, Screen, Screening};
 
 /// The first `n` csmith programs from seed 1 on (csmith's own sizes, as the paper's seeds)
-/// that UBSan and ASan find clean, with their output.
+/// that UBSan and ASan find clean within a second, with their output.
 fn clean_seeds(n: usize) -> Vec<(u64, String, String)> {
     let dir = tempfile::tempdir().unwrap();
     let small = GenConfig { min_size: 0, ..GenConfig::default() };
+    // Clean ones ran in under 10 ms (seeds 1 to 16); each that never ends burnt a core
+    // for the default 10 s, three of them the longest part of finding eight.
+    let quick = Screen { timeout: std::time::Duration::from_secs(1), ..Screen::default() };
     let mut out = Vec::new();
     let mut next = 1u64;
     // Bounded: when csmith or the sanitizers fail, no seed is ever clean.
     while out.len() < n {
         assert!(next < 1 + 40 * n as u64, "{} clean programs among csmith seeds 1..{next}", out.len());
-        let batch: Vec<u64> = (next..next + 8).collect();
-        next += 8;
+        // As many as are still missing (two at least, one per core): a sanitized compile
+        // takes seconds, and screening seeds past the n-th was wasted.
+        let count = (n - out.len()).max(2) as u64;
+        let batch: Vec<u64> = (next..next + count).collect();
+        next += count;
         let generated = generate_many(&batch, &small, 2);
         assert!(generated.iter().any(|g| g.is_ok()), "csmith made none of seeds {batch:?}");
         let generated: Vec<_> = generated.into_iter().flatten().collect();
@@ -37,7 +44,7 @@ fn clean_seeds(n: usize) -> Vec<(u64, String, String)> {
             .collect();
         // Two at a time: the chain test waits for these seeds, so one screening at a time
         // left a core idle.
-        for (g, screening) in generated.into_iter().zip(screen_many(&paths, &Screen::default(), 2)) {
+        for (g, screening) in generated.into_iter().zip(screen_many(&paths, &quick, 2)) {
             if let Screening::Clean { stdout, .. } = screening {
                 out.push((g.seed, g.source, stdout));
             }
@@ -47,13 +54,17 @@ fn clean_seeds(n: usize) -> Vec<(u64, String, String)> {
     out
 }
 
-/// Points inside a TCB of `v` that ran when `v` was profiled at every point.
+/// Points inside a TCB of `v` that ran when `v` was profiled at every such point. Only those
+/// are instrumented: every point of a csmith program made a source clang took up to 27 s
+/// to compile.
 fn tcb_points_that_ran(v: &Variant, config: &EmiConfig) -> usize {
     let tu = parse_source(&v.source, &config.args).unwrap();
-    let instrumented = profile::instrument(&tu, &mut ChaCha8Rng::seed_from_u64(0), usize::MAX);
-    let envs = profile::run(&instrumented, &config.clang, &config.args, config.timeout).unwrap();
     let tcbs: Vec<_> =
         v.mutations.iter().zip(&v.placed).filter(|(m, _)| m.strategy == Strategy::Tcb).map(|(_, r)| r).collect();
+    // A point's offset is its statement's start.
+    let inside = statements(&tu).into_iter().filter(|&(stmt, _)| tcbs.iter().any(|r| r.contains(&tu.node(stmt).start)));
+    let instrumented = profile::instrument_statements(&tu, &mut ChaCha8Rng::seed_from_u64(0), inside);
+    let envs = profile::run(&instrumented, &config.clang, &config.args, config.timeout).unwrap();
     envs.iter().filter(|e| tcbs.iter().any(|r| r.contains(&e.point.offset))).count()
 }
 
