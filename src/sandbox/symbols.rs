@@ -68,10 +68,10 @@ impl Symbolizer {
             return links.iter().map(|l| l.and_then(|l| in_table(table, l)).map(str::to_string)).collect();
         }
         let Some(file) = self.file() else { return vec![None; addrs.len()] };
-        let mut found = nearest_below(file.symbols(), &links);
+        let mut found = nearest_below(text_symbols(&file, false), &links);
         let mut table = file.symbol_table();
         if found.is_none() {
-            found = nearest_below(file.dynamic_symbols(), &links);
+            found = nearest_below(text_symbols(&file, true), &links);
             table = file.dynamic_symbol_table();
         }
         let (Some(found), Some(table)) = (found, table) else { return vec![None; addrs.len()] };
@@ -99,11 +99,40 @@ fn in_table(table: &[(u64, u64, String)], link: u64) -> Option<&str> {
 /// A function symbol's (start, size, index), if one starts at or before an address.
 type Nearest = Option<(u64, u64, SymbolIndex)>;
 
-/// For each address, the function symbol among `symbols` that starts last at or before it
-/// (the first such symbol when several start there, as the sorted table keeps): (start,
-/// size, index). None if `symbols` holds no function at all, as the table would be empty.
-fn nearest_below<'a>(
-    symbols: impl Iterator<Item = impl ObjectSymbol<'a>>,
+/// The function symbols of `file`'s `.symtab` (`.dynsym` if `dynamic`) as (start, size,
+/// index), in table order: for an ELF64 file, a loop over the table's entries as they lie
+/// in the file, else object's generic symbols. LLVM's static build has 162,000 symbols,
+/// and object's generic accessors were a third of a crashing candidate's judgement in a
+/// reducer's test (17 of 52 ms).
+fn text_symbols<'a>(
+    file: &'a object::File<'a>,
+    dynamic: bool,
+) -> Box<dyn Iterator<Item = (u64, u64, SymbolIndex)> + 'a> {
+    use object::elf::{SHN_COMMON, STT_FUNC, STT_GNU_IFUNC};
+    use object::read::elf::Sym as _;
+    if let object::File::Elf64(elf) = file {
+        let endian = elf.endian();
+        let table = if dynamic { elf.elf_dynamic_symbol_table() } else { elf.elf_symbol_table() };
+        // As object's `kind() == Text` and `address()`: a common symbol's value is no address.
+        return Box::new(table.symbols().iter().enumerate().filter_map(move |(i, s)| {
+            let text = matches!(s.st_type(), STT_FUNC | STT_GNU_IFUNC) && s.st_shndx(endian) != SHN_COMMON;
+            let start = s.st_value(endian);
+            (text && start != 0).then(|| (start, s.st_size(endian), SymbolIndex(i)))
+        }));
+    }
+    let symbols = if dynamic { file.dynamic_symbols() } else { file.symbols() };
+    Box::new(
+        symbols
+            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+            .map(|s| (s.address(), s.size(), s.index())),
+    )
+}
+
+/// For each address, the function among `functions` (start, size, index) that starts last
+/// at or before it (the first such function when several start there, as the sorted table
+/// keeps). None if there are no functions at all, as the table would be empty.
+fn nearest_below(
+    functions: impl Iterator<Item = (u64, u64, SymbolIndex)>,
     links: &[Option<u64>],
 ) -> Option<Vec<Nearest>> {
     let mut order: Vec<usize> = (0..links.len()).filter(|&i| links[i].is_some()).collect();
@@ -113,14 +142,17 @@ fn nearest_below<'a>(
     // them from the first it is not above, and stops at the first it does not beat.
     let mut best: Vec<Nearest> = vec![None; sorted.len()];
     let mut any = false;
-    for s in symbols.filter(|s| s.kind() == SymbolKind::Text && s.address() != 0) {
+    let highest = sorted.last().copied().unwrap_or(0);
+    for (start, size, index) in functions {
         any = true;
-        let start = s.address();
+        if start > highest {
+            continue;
+        }
         for b in &mut best[sorted.partition_point(|&l| l < start)..] {
             if b.is_some_and(|b| b.0 >= start) {
                 break;
             }
-            *b = Some((start, s.size(), s.index()));
+            *b = Some((start, size, index));
         }
     }
     let mut found = vec![None; links.len()];
