@@ -225,9 +225,8 @@ impl BenchBug {
 /// bench's `repro.vN.ll` were made so; a folder's `oracle.conf` may say otherwise with
 /// `CLANG_ARGS=`. None for pipelines without a level.
 pub fn clang_args_for(pipeline: &str) -> Option<String> {
-    let levels =
-        regex_lite::Regex::new(r"(?:^|[,(\s])(?:default|thinlto-pre-link|lto-pre-link|thinlto|lto)<(O[123sz])>")
-            .expect("a valid expression");
+    let levels = regex::Regex::new(r"(?:^|[,(\s])(?:default|thinlto-pre-link|lto-pre-link|thinlto|lto)<(O[123sz])>")
+        .expect("a valid expression");
     let level = levels.captures(pipeline)?.get(1)?.as_str();
     Some(format!("-{level} -Xclang -disable-llvm-passes"))
 }

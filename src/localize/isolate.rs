@@ -140,7 +140,7 @@ impl Default for IsolateOptions {
 
 /// What checking [`IsolateOptions`] builds: the `--pattern` and the user's script.
 pub struct CheckedOptions {
-    pub pattern: Option<regex_lite::Regex>,
+    pub pattern: Option<regex::Regex>,
     pub script: Option<ScriptOracle>,
 }
 
@@ -158,9 +158,9 @@ impl IsolateOptions {
             )));
         }
         let pattern = match &self.pattern {
-            Some(p) => Some(
-                regex_lite::Regex::new(p).with_context(|| format!("--pattern '{p}' is not a regular expression"))?,
-            ),
+            Some(p) => {
+                Some(regex::Regex::new(p).with_context(|| format!("--pattern '{p}' is not a regular expression"))?)
+            }
             None => None,
         };
         let script = match &self.oracle {

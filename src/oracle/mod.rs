@@ -220,7 +220,7 @@ pub struct Oracle {
     /// The unoptimized program's execution, for wrong code.
     pub reference: Option<Execution>,
     /// A regular expression the failure's message must match (e.g. the verifier text).
-    pub pattern: Option<regex_lite::Regex>,
+    pub pattern: Option<regex::Regex>,
     /// A user's interestingness test decides instead of the signature.
     pub script: Option<ScriptOracle>,
     /// Once the culprit pass is known: a crash inside it is the failure under study
@@ -301,7 +301,7 @@ impl Oracle {
 /// Whether `pattern` finds what `opt` would have printed of `run` on its stderr: the
 /// message (a fatal error as `LLVM ERROR: …`, as opt prints it: bug reports' patterns name
 /// it so) and what LLVM printed.
-pub fn pattern_matches(pattern: &regex_lite::Regex, run: &Run) -> bool {
+pub fn pattern_matches(pattern: &regex::Regex, run: &Run) -> bool {
     let message = run.message.as_deref().unwrap_or("");
     pattern.is_match(message)
         || (run.outcome == Outcome::Fatal && pattern.is_match(&format!("LLVM ERROR: {message}")))

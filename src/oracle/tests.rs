@@ -154,9 +154,9 @@ fn the_verdict_separates_the_failure_under_study_from_others() {
     assert_eq!(oracle.judge(&same, "p").unwrap(), Verdict::Same);
     assert!(matches!(oracle.judge(&other, "p").unwrap(), Verdict::Other(f) if f.kind == FailureKind::InvalidIr));
     assert_eq!(oracle.judge(&run(Outcome::Ok, ""), "p").unwrap(), Verdict::Passes);
-    oracle.pattern = Some(regex_lite::Regex::new("does not dominate .* uses").unwrap());
+    oracle.pattern = Some(regex::Regex::new("does not dominate .* uses").unwrap());
     assert_eq!(oracle.judge(&same, "p").unwrap(), Verdict::Same);
-    oracle.pattern = Some(regex_lite::Regex::new("PHI").unwrap());
+    oracle.pattern = Some(regex::Regex::new("PHI").unwrap());
     assert!(matches!(oracle.judge(&same, "p").unwrap(), Verdict::Other(_)));
 }
 

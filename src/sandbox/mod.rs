@@ -229,8 +229,8 @@ impl ExecStatus {
 /// the heap addresses its DAG dumps carry (a driver's dropped calls are counted by it, and
 /// "Cannot select: 0x55…" with the dump after it made a count of its own for every call).
 fn headline(message: &str) -> String {
-    static ADDRESS: std::sync::LazyLock<regex_lite::Regex> =
-        std::sync::LazyLock::new(|| regex_lite::Regex::new(r"0x[0-9a-fA-F]+").expect("a valid pattern"));
+    static ADDRESS: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"0x[0-9a-fA-F]+").expect("a valid pattern"));
     let first = message.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
     ADDRESS.replace_all(first, "0x…").into_owned()
 }

@@ -36,7 +36,7 @@ fn module_of(root: &Path, file: &Path) -> String {
 }
 
 fn code_before_tests(text: &str) -> String {
-    let tests = regex_lite::Regex::new(r"#\[cfg\(test\)\]\s*mod tests \{").unwrap();
+    let tests = regex::Regex::new(r"#\[cfg\(test\)\]\s*mod tests \{").unwrap();
     tests.find(text).map_or(text, |m| &text[..m.start()]).to_string()
 }
 
@@ -44,8 +44,8 @@ fn code_before_tests(text: &str) -> String {
 /// top module's own (`crate::fuzz::Campaign`) is `mod`, and `super::x` in a wing is that
 /// wing's `x`.
 fn imports(files: &BTreeMap<String, String>) -> BTreeMap<&str, Vec<&str>> {
-    let absolute = regex_lite::Regex::new(r"crate::fuzz::(\w+)(?:::(\w+))?").unwrap();
-    let relative = regex_lite::Regex::new(r"\bsuper::(\w+)").unwrap();
+    let absolute = regex::Regex::new(r"crate::fuzz::(\w+)(?:::(\w+))?").unwrap();
+    let relative = regex::Regex::new(r"\bsuper::(\w+)").unwrap();
     let known = |name: &str| files.get_key_value(name).map(|(k, _)| k.as_str());
     files
         .iter()

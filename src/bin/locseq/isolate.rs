@@ -47,8 +47,7 @@ pub struct IsolateArgs {
     /// (the optimizer does not end), or script:PATH (PATH OPT PIPELINE exits 0 when the bug fires, like the bench's oracle.sh).
     #[arg(long, default_value = "auto", value_name = "ORACLE", value_parser = clap::value_parser!(OracleMode))]
     pub oracle: OracleMode,
-    /// A regular expression the failure's message must match (Rust's regex syntax; `\w`,
-    /// `\d` and `\s` are ASCII).
+    /// A regular expression the failure's message must match.
     #[arg(long, value_name = "REGEX")]
     pub pattern: Option<String>,
     /// Search strategy: cga (LocSeq), random (LocSeq_r), cga-wc, random-wc, configs;
