@@ -10,6 +10,8 @@ status=0
 # 1.77 -> 1.89 cores). The unit tests keep both busy already, and some of them time their
 # children to the second: they keep one thread per core.
 it_threads=(--test-threads 3)
+# Both test binaries first, in one build: the second links while the first compiles.
+cargo test --release --locked --no-run || status=1
 cargo test --release --locked --no-fail-fast --lib || status=1
 cargo test --release --locked --no-fail-fast --test it -- "${it_threads[@]}" || status=1
 # The LLVM 19 run leaves out the tests whose subject does not change with the linked LLVM
@@ -35,6 +37,7 @@ bookkeeping=(--skip bad_input::every_command_answers_bad_input --skip bad_input:
   --skip shards:: --skip fuzz::two_shards_merged --skip fuzz::a_resumed_campaign --skip fuzz::an_interrupted_campaign)
 llvm19=(--release --locked --no-fail-fast --no-default-features --features llvm19 --target-dir target/llvm19)
 skipped=("${c_source[@]}" "${no_llvm[@]}" "${bookkeeping[@]}")
+cargo test "${llvm19[@]}" --no-run || status=1
 cargo test "${llvm19[@]}" --lib -- "${skipped[@]}" || status=1
 cargo test "${llvm19[@]}" --test it -- "${skipped[@]}" "${it_threads[@]}" || status=1
 # The benches are not run here (they time things), but they must still compile.
