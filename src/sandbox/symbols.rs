@@ -121,11 +121,12 @@ fn text_symbols<'a>(
         }));
     }
     let symbols = if dynamic { file.dynamic_symbols() } else { file.symbols() };
-    Box::new(
-        symbols
-            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
-            .map(|s| (s.address(), s.size(), s.index())),
-    )
+    Box::new(symbols.filter(is_function).map(|s| (s.address(), s.size(), s.index())))
+}
+
+/// A function with an address: what both the frame search and the table keep.
+fn is_function<'a>(s: &impl ObjectSymbol<'a>) -> bool {
+    s.kind() == SymbolKind::Text && s.address() != 0
 }
 
 /// For each address, the function among `functions` (start, size, index) that starts last
@@ -176,7 +177,7 @@ pub struct FunctionSymbol {
 pub fn function_symbols(file: &object::File) -> Vec<FunctionSymbol> {
     fn of<'a>(symbols: impl Iterator<Item = impl ObjectSymbol<'a>>) -> Vec<FunctionSymbol> {
         symbols
-            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+            .filter(is_function)
             .filter_map(|s| {
                 let name = s.name().ok()?.to_string();
                 Some(FunctionSymbol { addr: s.address(), size: s.size(), name, weak: s.is_weak() })
