@@ -55,11 +55,31 @@ fn main() {
 
     // The linked LLVM's own clang++: it compiles the shim and knows where its C++ runtime is.
     let clang = format!("/usr/lib/llvm-{major}/bin/clang++");
-    compile_shim(major, &clang);
-    compile_traps();
+    println!("cargo:rerun-if-changed=src/llvm/pipeline.h");
+    // The C++ compiles run side by side and beside the archive scan: the shim's took 19 s of
+    // this script's 25, one after the other, as cc's own parallelism waits for job slots
+    // that a clean build's other crates hold (and the crate cannot start before this ends).
+    std::thread::scope(|scope| {
+        let shim = scope.spawn(|| compile_llvm_cpp(major, &clang, "shim"));
+        let checks = scope.spawn(|| compile_llvm_cpp(major, &clang, "ub_checks"));
+        let traps = scope.spawn(compile_traps);
+        write_object_table(&libdir);
+        for compile in [shim, checks, traps] {
+            if let Err(panic) = compile.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+    });
+    // The shim's check of values destroyed while still used (see there). Every call of the
+    // destructor from another member of the archives goes through it; the complete-object
+    // name is an alias the derived destructors do not call.
+    println!("cargo:rustc-link-arg=-Wl,--wrap=_ZN4llvm5ValueD2Ev");
     link_for_quick_starts();
     link_libstdcxx_statically(&clang);
+}
 
+/// `OUT_DIR/llvm_objects.bin`: the table this script exists for (see the top).
+fn write_object_table(libdir: &Path) {
     let dirs_text = std::fs::read_to_string("data/llvm-lib-dirs.tsv").expect("data/llvm-lib-dirs.tsv");
     let known: HashMap<String, String> = dirs_text
         .lines()
@@ -68,7 +88,7 @@ fn main() {
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
 
-    let mut archives: Vec<PathBuf> = std::fs::read_dir(&libdir)
+    let mut archives: Vec<PathBuf> = std::fs::read_dir(libdir)
         .unwrap_or_else(|e| panic!("{}: {e} (run scripts/setup.sh)", libdir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
@@ -104,12 +124,11 @@ fn main() {
     }
 }
 
-/// src/llvm/shim.cpp against the headers of the LLVM we link, with its own clang++ and
-/// LLVM's flags (no RTTI, no exceptions).
-fn compile_shim(major: u32, clang: &str) {
-    println!("cargo:rerun-if-changed=src/llvm/shim.cpp");
-    println!("cargo:rerun-if-changed=src/llvm/pipeline.h");
-    println!("cargo:rerun-if-changed=src/llvm/ub_checks.cpp");
+/// `src/llvm/{name}.cpp` against the headers of the LLVM we link, with its own clang++ and
+/// LLVM's flags (no RTTI, no exceptions), as a static library of its own.
+fn compile_llvm_cpp(major: u32, clang: &str, name: &str) {
+    let source = format!("src/llvm/{name}.cpp");
+    println!("cargo:rerun-if-changed={source}");
     cc::Build::new()
         .cpp(true)
         .compiler(clang)
@@ -121,13 +140,8 @@ fn compile_shim(major: u32, clang: &str) {
         .define("__STDC_CONSTANT_MACROS", None)
         .define("__STDC_FORMAT_MACROS", None)
         .define("__STDC_LIMIT_MACROS", None)
-        .file("src/llvm/shim.cpp")
-        .file("src/llvm/ub_checks.cpp")
-        .compile("ctos_llvm_shim");
-    // The shim's check of values destroyed while still used (see there). Every call of the
-    // destructor from another member of the archives goes through it; the complete-object
-    // name is an alias the derived destructors do not call.
-    println!("cargo:rustc-link-arg=-Wl,--wrap=_ZN4llvm5ValueD2Ev");
+        .file(source)
+        .compile(&format!("ctos_llvm_{name}"));
 }
 
 /// Executables are linked at a fixed address, not position independent: a position

@@ -61,7 +61,10 @@ impl UnitFiles {
                 .map_or(Cow::Borrowed(&[][..]), Cow::Borrowed))
         };
         let sections = gimli::DwarfSections::load(load).map_err(|e| e.to_string())?;
-        let dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, gimli::RunTimeEndian::Little));
+        let mut dwarf = sections.borrow(|s| gimli::EndianSlice::new(s, gimli::RunTimeEndian::Little));
+        // Units may share abbreviation tables: all 19,393 of LLVM 23's (from PyPI) use one.
+        // Parsing it anew for each was almost all of this load (7.2 -> 0.45 s).
+        dwarf.populate_abbreviations_cache(gimli::AbbreviationsCacheStrategy::Duplicates);
         let mut files: Vec<String> = Vec::new();
         let mut ranges = Vec::new();
         let mut units = dwarf.units();
