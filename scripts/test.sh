@@ -10,9 +10,10 @@ status=0
 # 1.77 -> 1.89 cores). The unit tests keep both busy already, and some of them time their
 # children to the second: they keep one thread per core.
 it_threads=(--test-threads 3)
-# Both test binaries first, in one build: the second links while the first compiles. The
-# benches are not run here (they time things), but they must still compile: built here, they
-# fill the cores while the unit-test harness compiles alone (their own build was 12 s).
+# Everything the tests need first, in one build per LLVM (the library and binaries too, when
+# set-up has not built them, as in CI): cargo compiles the unit-test harness beside the
+# library and links one binary while compiling another. The benches are not run here (they
+# time things), but they must still compile; built here, they fill cores the harness leaves.
 cargo test --release --locked --no-run --lib --test it --benches || status=1
 cargo test --release --locked --no-fail-fast --lib || status=1
 cargo test --release --locked --no-fail-fast --test it -- "${it_threads[@]}" || status=1

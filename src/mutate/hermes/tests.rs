@@ -68,8 +68,8 @@ fn tcb_points_that_ran(v: &Variant, config: &EmiConfig) -> usize {
     profile::run(&instrumented, &config.clang, &config.args, config.timeout).unwrap().len()
 }
 
-/// How many csmith programs the variants test checks: 8 in the test suite (about a minute),
-/// `CTOS_HERMES_PROGRAMS=30` for the 30 of the first version of this test (four minutes).
+/// How many csmith programs the variants test checks: 8 in the test suite (about 30 s alone),
+/// `CTOS_HERMES_PROGRAMS=30` for the 30 of the first version of this test (two minutes).
 fn programs_to_check() -> usize {
     std::env::var("CTOS_HERMES_PROGRAMS").ok().and_then(|n| n.parse().ok()).unwrap_or(8).max(1)
 }
