@@ -307,8 +307,9 @@ fn a_seed_without_main_is_run_by_a_generated_driver_that_shows_its_wrong_code_wi
         sequences.to_str().unwrap(),
         "--iterations",
         "1",
+        // One job: with two, llvm-reduce tests chunks side by side and throws one away.
         "-j",
-        "2",
+        "1",
         "--localize-time",
         "0",
         "--reduce-ir-time",
