@@ -13,7 +13,7 @@ use common::ctos;
 /// its one bug. With two jobs llvm-reduce tests chunks side by side and throws away what a
 /// smaller winner makes moot, and a time-bound step (localization) keeps two children busy:
 /// the crash test took 37 CPU-s with two, 29 with one (26 and 29 s alone), and the suite runs
-/// three tests on two cores. The out-of-time test keeps two jobs, for its candidates that race
+/// several tests on two cores. The out-of-time test keeps two jobs, for its candidates that race
 /// to be kept as the smallest.
 fn campaign_with_one_bug(work: &Path, programs: &Path, sequences: &str, extra: &[&str]) -> PathBuf {
     campaign_with_one_bug_in_jobs(work, programs, sequences, "1", extra)
