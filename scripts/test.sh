@@ -5,6 +5,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 status=0
+# Each step says its wall and CPU time (user + system, its children's included) as it ends:
+# CI is CPU-bound (about 1.9 of the two cores busy in every step), so the CPU time a step
+# takes is what a change to the tests or the build saves or adds.
+step() {
+  local TIMEFORMAT="== $1: %R s wall, %U s user, %S s system"
+  shift
+  time "$@"
+}
 # The integration tests wait on what they start (opt, clang, cvise, chromium, timeouts) for
 # part of their time: a third test thread kept both cores busy (LLVM 22: 210 -> 191 s, CPU
 # 1.77 -> 1.89 cores). Since their reductions and time-bound steps run one job, not two
@@ -16,9 +24,9 @@ it_threads=(--test-threads 4)
 # set-up has not built them, as in CI): cargo compiles the unit-test harness beside the
 # library and links one binary while compiling another. The benches are not run here (they
 # time things), but they must still compile; built here, they fill cores the harness leaves.
-cargo test --release --locked --no-run --lib --test it --benches || status=1
-cargo test --release --locked --no-fail-fast --lib || status=1
-cargo test --release --locked --no-fail-fast --test it -- "${it_threads[@]}" || status=1
+step "build, LLVM 22" cargo test --release --locked --no-run --lib --test it --benches || status=1
+step "unit tests, LLVM 22" cargo test --release --locked --no-fail-fast --lib || status=1
+step "integration tests, LLVM 22" cargo test --release --locked --no-fail-fast --test it -- "${it_threads[@]}" || status=1
 # The LLVM 19 run leaves out the tests whose subject does not change with the linked LLVM
 # (each still runs once, above); about a third of its test time went to running them again:
 # - C-source mutation (Hermes, DiWi's C rules and their ingredients, `ctos emi`): under cargo
@@ -42,7 +50,7 @@ bookkeeping=(--skip bad_input::every_command_answers_bad_input --skip bad_input:
   --skip campaign_shards:: --skip fuzz::two_shards_merged --skip fuzz::a_resumed_campaign --skip fuzz::an_interrupted_campaign)
 llvm19=(--release --locked --no-fail-fast --no-default-features --features llvm19 --target-dir target/llvm19)
 skipped=("${c_source[@]}" "${no_llvm[@]}" "${bookkeeping[@]}")
-cargo test "${llvm19[@]}" --no-run || status=1
-cargo test "${llvm19[@]}" --lib -- "${skipped[@]}" || status=1
-cargo test "${llvm19[@]}" --test it -- "${skipped[@]}" "${it_threads[@]}" || status=1
+step "build, LLVM 19" cargo test "${llvm19[@]}" --no-run || status=1
+step "unit tests, LLVM 19" cargo test "${llvm19[@]}" --lib -- "${skipped[@]}" || status=1
+step "integration tests, LLVM 19" cargo test "${llvm19[@]}" --test it -- "${skipped[@]}" "${it_threads[@]}" || status=1
 exit $status
