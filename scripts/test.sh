@@ -6,7 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 status=0
 # Each step says its wall and CPU time (user + system, its children's included) as it ends:
-# CI is CPU-bound (about 1.9 of the two cores busy in every step), so the CPU time a step
+# CI is CPU-bound (1.8 to 1.9 of the two cores busy in every step), so the CPU time a step
 # takes is what a change to the tests or the build saves or adds.
 step() {
   local TIMEFORMAT="== $1: %R s wall, %U s user, %S s system"
