@@ -16,8 +16,9 @@ step() {
 # The integration tests wait on what they start (opt, clang, cvise, chromium, timeouts) for
 # part of their time: a third test thread kept both cores busy (LLVM 22: 210 -> 191 s, CPU
 # 1.77 -> 1.89 cores). Since their reductions and time-bound steps run one job, not two
-# (tests/it/bug_folders.rs), a test holds less than a core, and a fourth thread takes up
-# what three left. The unit tests keep both busy already, and some of them time their
+# (tests/it/bug_folders.rs), a test holds less than a core; a fourth thread is for what three
+# leave idle (the LLVM 22 suite alone: 156 against 160 s, within noise; nothing slower or
+# flaky with it). The unit tests keep both busy already, and some of them time their
 # children to the second: they keep one thread per core.
 it_threads=(--test-threads 4)
 # Everything the tests need first, in one build per LLVM (the library and binaries too, when
