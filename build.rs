@@ -63,8 +63,9 @@ fn main() {
         let shim = scope.spawn(|| compile_llvm_cpp(major, &clang, "shim"));
         let checks = scope.spawn(|| compile_llvm_cpp(major, &clang, "ub_checks"));
         let traps = scope.spawn(compile_traps);
+        let heap = scope.spawn(compile_heap);
         write_object_table(&libdir);
-        for compile in [shim, checks, traps] {
+        for compile in [shim, checks, traps, heap] {
             if let Err(panic) = compile.join() {
                 std::panic::resume_unwind(panic);
             }
@@ -184,6 +185,15 @@ fn compile_traps() {
         .flag("-fno-rtti")
         .file("src/coverage/traps.cpp")
         .compile("ctos_traps");
+}
+
+/// src/sandbox/heap.c: the allocator's entry points, which fill blocks for the strict heap.
+/// Their definitions must be the process's, not libc's: the linker takes the file in for
+/// the one name ctos calls, and keeps the rest because libc refers to them.
+fn compile_heap() {
+    println!("cargo:rerun-if-changed=src/sandbox/heap.c");
+    cc::Build::new().file("src/sandbox/heap.c").flag("-O2").compile("ctos_heap");
+    println!("cargo:rustc-link-arg=-Wl,--undefined=ctos_heap_fill");
 }
 
 fn scan_archive(

@@ -293,6 +293,8 @@ struct Request {
   // Run further jobs after this one, each on a fresh copy of the program, if its bitcode
   // is at most this many bytes (0: not a worker).
   uint64_t WorkerCopyMax = 0;
+  // The heap the passes run on (pipeline.h's HeapPolicy).
+  int Heap = HeapPlain;
   std::string Pipeline;
   std::vector<std::string> Args;
   int Msg = -1, Cmd = -1, Out = -1, Err = -1, Record = -1;
@@ -313,7 +315,7 @@ std::vector<std::string> splitFields(const char *Data, size_t Len) {
 // there are too few.
 bool parseJob(const char *Data, size_t Len, Request &R) {
   auto F = splitFields(Data, Len);
-  if (F.size() < 10)
+  if (F.size() < 11)
     return false;
   R.Verify = atoi(F[0].c_str());
   R.EmitIr = F[1] == "1";
@@ -324,8 +326,9 @@ bool parseJob(const char *Data, size_t Len, Request &R) {
   R.Empty = F[6] == "1";
   R.WorkerCopyMax = strtoull(F[7].c_str(), nullptr, 10);
   R.RunLimit = atoi(F[8].c_str());
-  R.Pipeline = F[9];
-  R.Args.assign(F.begin() + 10, F.end());
+  R.Heap = atoi(F[9].c_str());
+  R.Pipeline = F[10];
+  R.Args.assign(F.begin() + 11, F.end());
   return true;
 }
 
@@ -616,7 +619,7 @@ struct Agent {
                              R.FocusElement, &Gate, R.RunLimit, onPassRuns, onPassRun};
       if (!R.Focus.empty())
         Gate = 0;
-      if (auto Err = ctosRunPasses(Mod, R.Pipeline, Machine, R.Verify, &Watch)) {
+      if (auto Err = ctosRunPasses(Mod, R.Pipeline, Machine, R.Verify, R.Heap, &Watch)) {
         sendMsg(TAG_PIPELINE_ERROR, toString(std::move(Err)));
         return;
       }

@@ -4,10 +4,12 @@
 #
 #   scripts/build-plugin.sh [LLVM_CONFIG]     # default: llvm-config-22
 #
-# Prints the path of the built ctos-agent.so. ctos runs this same script (embedded in the
-# binary) when `--opt` names an LLVM it has no agent for yet; it then sets
-#   CTOS_AGENT_SRC  a folder holding llvm-plugin/agent.cpp, src/llvm/pipeline.h and
-#                   src/coverage/traps.h
+# Prints the path of the built ctos-agent.so, and builds ctos-heap.so beside it (the strict
+# heap's allocator, src/sandbox/heap.c, which ctos preloads into that opt). ctos runs this
+# same script (embedded in the binary) when `--opt` names an LLVM it has no agent for yet;
+# it then sets
+#   CTOS_AGENT_SRC  a folder holding llvm-plugin/agent.cpp, src/llvm/pipeline.h,
+#                   src/coverage/traps.h and src/sandbox/heap.c
 #   CTOS_AGENT_OUT  the folder to build into
 set -euo pipefail
 
@@ -54,6 +56,8 @@ if [ "$stdlib" = libc++ ]; then
   flags+=(-stdlib=libc++)
 fi
 # Per process: two ctos processes may build the same agent at once.
+"$cxx" -x c -shared -fPIC -O2 "$src/src/sandbox/heap.c" -o "$out/ctos-heap.so.tmp.$$"
+mv "$out/ctos-heap.so.tmp.$$" "$out/ctos-heap.so"
 "$cxx" "${flags[@]}" "$src/llvm-plugin/agent.cpp" -o "$out/ctos-agent.so.tmp.$$"
 mv "$out/ctos-agent.so.tmp.$$" "$out/ctos-agent.so"
 echo "$out/ctos-agent.so"

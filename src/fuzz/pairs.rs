@@ -16,9 +16,12 @@ use crate::fuzz::programs::hermes;
 use crate::fuzz::programs::origin;
 use crate::fuzz::programs::seeds;
 use crate::fuzz::programs::stored::{driver_path, load, with_generated_driver};
-use crate::oracle::{execution_failure, observe, vote, FailureKind, Observation, Vote};
+use crate::oracle::{distinct_modules, execution_failure, observe, vote, Ballot, FailureKind, Observation, Vote, MAJORITY_MODULES};
 use crate::program::{screen, Screen, Screening, Subject};
 use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, ExecStatus, Execution, JobSpec, Run};
+
+/// How the status of a program with wrong code starts; what judged it follows.
+pub(in crate::fuzz) const TESTED_WITH_WRONG_CODE: &str = "tested: ";
 
 /// How often the status line follows the pairs.
 const TICK: Duration = Duration::from_millis(500);
@@ -181,35 +184,43 @@ fn record_pair(
     }
 }
 
-/// Why a program's wrong-code verdicts do not count: the first undefined behaviour UBSan or
-/// ASan reports in its unoptimized C build (for an IR mutant that keeps its seed's
-/// behaviour, the seed's). A generated program that cannot be screened does not count
-/// either; the user's own (or IR, which has no C to screen) is taken as given.
-fn undefined_behaviour(c: &mut Campaign, program: i64) -> Result<Option<String>> {
+/// Whether a program's wrong-code verdicts count: `Err` with why not (the first undefined
+/// behaviour UBSan or ASan reports in its unoptimized C build; for an IR mutant that keeps
+/// its seed's behaviour, the seed's), `Ok` with what was checked. A generated program that
+/// cannot be screened does not count either; the user's own (or IR, which has no C to
+/// screen) is taken as given.
+fn screened(c: &mut Campaign, program: i64) -> Result<Result<String, String>> {
     let row = c.store.program(program)?;
     let origin = serde_json::from_str::<serde_json::Value>(&row.origin).unwrap_or_default();
     let seed_source = origin.get("seed_source").and_then(|s| s.as_str()).map(str::to_string);
-    let Some(source) = row.source.or(seed_source) else { return Ok(None) };
+    let Some(source) = row.source.or(seed_source) else {
+        return Ok(Ok("no C source to screen for undefined behaviour".into()));
+    };
     let generated = origin.get("generator").is_some();
     let t = Instant::now();
     c.stats.tick(&c.dir, &c.store, c.started, "screening a program for undefined behaviour")?;
     let verdict = screen(&c.dir.join(source), &Screen::default());
     c.stats.spent_within("UB screening", t, "testing");
     Ok(match verdict {
-        Screening::Clean { .. } => None,
-        Screening::Undefined(report) => Some(format!("undefined behaviour: {report}")),
-        other if generated => Some(format!("not screened for undefined behaviour: {other:?}")),
-        _ => None,
+        Screening::Clean { .. } => Ok("its C source runs clean under UBSan and ASan".into()),
+        Screening::Undefined(report) => Err(format!("undefined behaviour: {report}")),
+        other if generated => Err(format!("not screened for undefined behaviour: {other:?}")),
+        other => Ok(format!("its C source could not be screened for undefined behaviour ({other:?})")),
     })
 }
 
-/// The oracle's majority vote over the program's executions decides its wrong code.
+/// The oracle's majority vote over the program's executions decides its wrong code, when
+/// there are enough of them to say anything (see [`MAJORITY_MODULES`]); the status of a
+/// program with wrong code says what judged it.
 fn vote_on(c: &mut Campaign, program: i64, reference: &Execution) -> Result<()> {
-    let (sequences, executions): (Vec<i64>, Vec<Execution>) = c
+    let (sequences, ballots): (Vec<i64>, Vec<Ballot>) = c
         .store
         .pair_results(program)?
         .into_iter()
-        .filter_map(|(seq, json)| Some((seq, serde_json::from_str::<ExecRecord>(json.as_deref()?).ok()?.execution())))
+        .filter_map(|(seq, json, hash)| {
+            let execution = serde_json::from_str::<ExecRecord>(json.as_deref()?).ok()?.execution();
+            Some((seq, Ballot { execution, module: hash.and_then(|h| u64::from_str_radix(&h, 16).ok()) }))
+        })
         .unzip();
     // A generated driver's calls were checked free of undefined behaviour and of reads of
     // unwritten memory, which is what a majority against the reference stands for
@@ -217,30 +228,50 @@ fn vote_on(c: &mut Campaign, program: i64, reference: &Execution) -> Result<()> 
     let checked = driver_path(c, &c.store.program(program)?).is_file();
     let verdict = match checked {
         true => Vote::WrongCode(
-            executions
+            ballots
                 .iter()
                 .enumerate()
-                .filter_map(|(i, e)| execution_failure(e, reference).map(|f| (i, f)))
+                .filter_map(|(i, b)| execution_failure(&b.execution, reference).map(|f| (i, f)))
                 .collect(),
         ),
-        false => vote(&executions, reference),
+        false => vote(&ballots, reference),
     };
+    let runs = ballots.len();
+    let modules = distinct_modules(&ballots);
     match verdict {
-        Vote::Suspect => {
-            c.store.set_program_status(program, "suspect: most optimized runs disagree with the unoptimized one", None)
-        }
+        Vote::Suspect { runs: agreeing, modules: agreeing_modules } => c.store.set_program_status(
+            program,
+            &format!(
+                "suspect: {agreeing} of {runs} optimized runs, {agreeing_modules} different optimized programs, \
+                 agree with each other against the unoptimized one"
+            ),
+            None,
+        ),
+        Vote::WrongCode(failures) if failures.is_empty() => c.store.set_program_status(program, "tested", None),
         Vote::WrongCode(failures) => {
-            if !failures.is_empty() {
-                if let Some(why) = undefined_behaviour(c, program)? {
-                    return c.store.set_program_status(program, &format!("skipped: {why}"), None);
-                }
-            }
+            let screening = match screened(c, program)? {
+                Ok(checked) => checked,
+                Err(why) => return c.store.set_program_status(program, &format!("skipped: {why}"), None),
+            };
             for (i, f) in failures {
-                let detail = FailureDetail { stdout: Some(executions[i].stdout.clone()), ..FailureDetail::default() };
-                let detail = serde_json::to_string(&detail)?;
+                let stdout = Some(ballots[i].execution.stdout.clone());
+                let detail = serde_json::to_string(&FailureDetail { stdout, ..FailureDetail::default() })?;
                 c.store.add_failure(program, sequences[i], f.kind.as_str(), &f.signature, &detail)?;
             }
-            c.store.set_program_status(program, "tested", None)
+            let vote = match (checked, modules >= MAJORITY_MODULES) {
+                (true, _) => "its generated driver calls only what runs free of undefined behaviour".to_string(),
+                (false, true) => format!(
+                    "{runs} optimized runs, {modules} different optimized programs: no {MAJORITY_MODULES} or more \
+                     of them agree against the unoptimized one, as they would if it were undefined"
+                ),
+                (false, false) => format!(
+                    "{runs} optimized run{}, {modules} different optimized program{}: too few for a majority \
+                     of them to say whether the program is undefined, so the oracle alone judged it",
+                    if runs == 1 { "" } else { "s" },
+                    if modules == 1 { "" } else { "s" }
+                ),
+            };
+            c.store.set_program_status(program, &format!("{TESTED_WITH_WRONG_CODE}{vote}; {screening}"), None)
         }
     }
 }

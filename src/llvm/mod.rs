@@ -17,7 +17,7 @@ use inkwell::targets::{InitializationConfig, Target, TargetMachine};
 pub use cfg::{opcode_name, BlockCfg, FunctionCfg};
 pub use frontend::{clang_for_this_llvm, linked_opt, opt_hidden_options, print_pipeline_passes, CFrontend};
 pub use module::{
-    opt_driver_flag_refusal, CheckedAnalysis, IrModule, LoadError, PassRuns, PassWatch, PipelineStop, TargetSpec,
+    opt_driver_flag_refusal, CheckedAnalysis, Heap, IrModule, LoadError, PassRuns, PassWatch, PipelineStop, TargetSpec,
     VerifyEach,
 };
 pub use mutation::{ir_site_count, ir_text_of, mutate_ir, ConstChange, IrEdit, IrFlag, IrMutation, UnaryWrap};

@@ -35,6 +35,19 @@ pub enum VerifyEach {
     ChangedEachUnit = 3,
 }
 
+/// The heap a pipeline runs on (pipeline.h; src/sandbox/heap.rs says when each is used).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[repr(i32)]
+pub enum Heap {
+    /// glibc's, as plain `opt` has it.
+    #[default]
+    Plain = 0,
+    /// Freed and fresh blocks and the stack below the passes filled with poison, and a
+    /// value destroyed while still used stopped as an assertions build stops it.
+    Strict = 1,
+}
+
 /// An analysis ctos checks against the IR after each pass that changed the IR and kept it
 /// (`-ctos-check-preserved`, in pipeline.h): what an assertions build checks under
 /// -verify-scev, -verify-dom-info and -verify-loop-info, in release builds too.
@@ -71,6 +84,7 @@ extern "C" {
         passes: *const std::ffi::c_char,
         machine: inkwell::llvm_sys::target_machine::LLVMTargetMachineRef,
         verify: i32,
+        heap: i32,
         watch: *const RawPassWatch,
         failed: *mut *mut std::ffi::c_char,
     ) -> inkwell::llvm_sys::error::LLVMErrorRef;
@@ -333,7 +347,7 @@ impl IrModule {
         let target = TargetSpec { triple: Some(self.triple()), ..self.target.clone() };
         if let Ok(mut small) = IrModule::from_bytes(WARM_UP_IR.as_bytes(), "warm-up", &target) {
             small.machine = Rc::clone(&self.machine);
-            let _ = small.run_pipeline("default<O3>", VerifyEach::Off, None);
+            let _ = small.run_pipeline("default<O3>", VerifyEach::Off, Heap::Plain, None);
         }
     }
 
@@ -472,6 +486,7 @@ impl IrModule {
         &mut self,
         pipeline: &str,
         verify: VerifyEach,
+        heap: Heap,
         watch: Option<&PassWatch>,
     ) -> Result<(), PipelineStop> {
         let rejected = |what: &str| PipelineStop::Rejected(format!("NUL in the {what}"));
@@ -498,6 +513,7 @@ impl IrModule {
                 text.as_ptr(),
                 self.machine.as_mut_ptr(),
                 verify as i32,
+                heap as i32,
                 raw_ptr,
                 &mut failed,
             )

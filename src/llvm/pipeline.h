@@ -372,18 +372,25 @@ uint64_t ctosIrHash(const Module &Mod) { return xxh3_64bits(StringRef(ctosPrintM
 // start-up left; in a forked child, what ctos left, often zeros, and zeros read as null
 // pointers and empty lists that make the pass do nothing visible (dev bug 179880: the
 // scalarizer reads 800 bytes past a stack vector; opt-22 aborts on one machine and not
-// on another). So while the passes run, every such read sees poison: the stack below this
-// frame is painted and glibc fills each heap block as it hands it out and as it is freed
-// (M_PERTURB). A poison pointer is non-canonical, so using it faults at once, inside the
-// pass that read it. CTOS_POISON=0 turns both off, for comparison.
+// on another). So on the strict heap (src/sandbox/heap.rs), while the passes run, every
+// such read sees poison: the stack below this frame is painted and each heap block is
+// filled as it is handed out and as it is freed (src/sandbox/heap.c). A poison pointer is
+// non-canonical, so using it faults at once, inside the pass that read it. The plain heap
+// is opt's: a poisoned block also changes what a dangling read decides (dev bug 219885:
+// a freed instruction whose kind reads as poison is skipped where opt crashes on it), so
+// ctos runs both (the plain one first).
+enum HeapPolicy { HeapPlain = 0, HeapStrict = 1 };
 constexpr unsigned char CtosPoison = 0xa5;
 
-bool ctosPoisonOn() {
-  static const bool On = [] {
-    const char *V = getenv("CTOS_POISON");
-    return !V || strcmp(V, "0") != 0;
-  }();
-  return On;
+// src/sandbox/heap.c: in the front doors, and preloaded into an external opt; an agent in
+// an opt started without it falls back to glibc's fill, which the per-thread cache escapes.
+extern "C" void ctos_heap_fill(int Byte) __attribute__((weak));
+
+void ctosFillHeap(int Byte) {
+  if (ctos_heap_fill)
+    ctos_heap_fill(Byte);
+  else
+    mallopt(M_PERTURB, Byte < 0 ? 0 : Byte);
 }
 
 // Deeper than the passes' own frames go, but a few dozen pages: their first write in a
@@ -397,33 +404,40 @@ __attribute__((noinline)) void ctosPaintStack() {
 
 // Whether a value destroyed while still used stops the run as an assertions build of LLVM
 // does (only the in-process engine has the check: src/llvm/shim.cpp). Only while passes
-// run: ctos's own code outside them (mutations, modules it builds) is not LLVM's to judge.
+// run on the strict heap: ctos's own code outside them (mutations, modules it builds) is
+// not LLVM's to judge, and the plain heap is opt's, which goes on.
 inline bool CtosCheckingUses = false;
 
+// Back to the plain heap: also where a pipeline left by a jump (a failed check) skipped
+// the destructor below, before a worker's next job.
+void ctosPlainHeap() {
+  ctosFillHeap(-1);
+  CtosCheckingUses = false;
+}
+
 struct CtosPoisonedMemory {
-  CtosPoisonedMemory() {
-    if (!ctosPoisonOn())
+  const bool Strict;
+  explicit CtosPoisonedMemory(int Heap) : Strict(Heap == HeapStrict) {
+    if (!Strict)
       return;
     ctosPaintStack();
-    mallopt(M_PERTURB, CtosPoison);
+    ctosFillHeap(CtosPoison);
     CtosCheckingUses = true;
   }
-  // A program the child runs afterwards gets glibc's defaults (or its own fill). A
-  // pipeline left by a jump (a failed check) skips this; its job ends without running one.
+  // A program the child runs afterwards gets glibc's heap (or its own fill).
   ~CtosPoisonedMemory() {
-    if (ctosPoisonOn())
-      mallopt(M_PERTURB, 0);
-    CtosCheckingUses = false;
+    if (Strict)
+      ctosPlainHeap();
   }
 };
 
 // Run `Passes` on `Mod`: an error only when LLVM rejects the text; whatever the passes do
 // wrong ends the process (the caller is a sandboxed child).
-Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int Verify,
+Error ctosRunPasses(Module &Mod, StringRef Passes, TargetMachine *Machine, int Verify, int Heap,
                     const CtosPassWatch *Watch) {
   // Already built by the forking process, if it did: a cache lookup then.
   ctosBuildSubtargets(Mod, Machine);
-  CtosPoisonedMemory Poisoned;
+  CtosPoisonedMemory Poisoned(Heap);
   PassInstrumentationCallbacks PIC;
   PassBuilder PB(Machine, optTuning(), std::nullopt, &PIC);
   LoopAnalysisManager LAM;

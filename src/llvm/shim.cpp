@@ -42,9 +42,9 @@ extern "C" void __wrap__ZN4llvm5ValueD2Ev(Value *V) {
 }
 
 static LLVMErrorRef runPasses(LLVMModuleRef ModuleRef, const char *Passes, LLVMTargetMachineRef MachineRef,
-                              int Verify, const CtosPassWatch *Watch) {
+                              int Verify, int Heap, const CtosPassWatch *Watch) {
   TargetMachine *Machine = reinterpret_cast<TargetMachine *>(MachineRef);
-  if (auto Err = ctosRunPasses(*unwrap(ModuleRef), Passes, Machine, Verify, Watch))
+  if (auto Err = ctosRunPasses(*unwrap(ModuleRef), Passes, Machine, Verify, Heap, Watch))
     return wrap(std::move(Err));
   return nullptr;
 }
@@ -65,20 +65,21 @@ static std::string FailText;
 
 // `*Failed`: the failed check's message (malloc'd), if one ended the pipeline.
 extern "C" LLVMErrorRef ctos_run_passes(LLVMModuleRef ModuleRef, const char *Passes,
-                                        LLVMTargetMachineRef MachineRef, int Verify,
+                                        LLVMTargetMachineRef MachineRef, int Verify, int Heap,
                                         const CtosPassWatch *Watch, char **Failed) {
   std::jmp_buf Env;
   const void *Stack = SavePrettyStackState();
   *Failed = nullptr;
   if (setjmp(Env)) {
     CtosFailed = nullptr;
+    ctosPlainHeap();
     RestorePrettyStackState(Stack);
     *Failed = strdup(FailText.c_str());
     return nullptr;
   }
   FailJump = &Env;
   CtosFailed = jumpOut;
-  LLVMErrorRef Err = runPasses(ModuleRef, Passes, MachineRef, Verify, Watch);
+  LLVMErrorRef Err = runPasses(ModuleRef, Passes, MachineRef, Verify, Heap, Watch);
   CtosFailed = nullptr;
   return Err;
 }

@@ -308,34 +308,71 @@ pub fn pattern_matches(pattern: &regex::Regex, run: &Run) -> bool {
         || pattern.is_match(&run.stderr)
 }
 
+/// One optimized program's execution in a vote, and which optimized module ran (its IR
+/// hash): sequences that optimize the program alike are one voice, however many they are.
+#[derive(Debug, Clone)]
+pub struct Ballot {
+    pub execution: Execution,
+    pub module: Option<u64>,
+}
+
+/// The fewest different optimized programs whose agreement against the unoptimized one
+/// says the program is undefined (CTOS's majority rule presumes many sequences). One or two
+/// are what a single miscompilation shows, by one pass, under a sequence or two.
+pub const MAJORITY_MODULES: usize = 3;
+
 /// What the majority vote over one program's executions says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Vote {
-    /// Most optimized runs agree with each other but not with the unoptimized program:
-    /// the program is suspect (undefined behaviour the screening missed), nothing is reported.
-    Suspect,
+    /// Most optimized runs, of at least [`MAJORITY_MODULES`] different optimized programs,
+    /// agree with each other but not with the unoptimized program: the program is suspect
+    /// (undefined behaviour the screening missed), nothing is reported.
+    Suspect { runs: usize, modules: usize },
     /// Otherwise every execution that differs from the reference is wrong code: its index
     /// in the executions voted on, and how it differs.
     WrongCode(Vec<(usize, Failure)>),
 }
 
-/// CTOS's majority vote over the executions of one program under many sequences.
-pub fn vote(executions: &[Execution], reference: &Execution) -> Vote {
-    let mut counts: Vec<((&ExecStatus, &str), usize)> = Vec::new();
-    for e in executions {
-        let key = (&e.status, e.stdout.as_str());
-        match counts.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((key, 1)),
+/// How many different optimized programs (by IR hash; a run without one counts alone) ran.
+pub fn distinct_modules<'a>(ballots: impl IntoIterator<Item = &'a Ballot>) -> usize {
+    let mut hashes: Vec<u64> = Vec::new();
+    let mut unnamed = 0;
+    for ballot in ballots {
+        match ballot.module {
+            Some(h) if !hashes.contains(&h) => hashes.push(h),
+            Some(_) => {}
+            None => unnamed += 1,
         }
     }
-    let reference_key = (&reference.status, reference.stdout.as_str());
+    hashes.len() + unnamed
+}
+
+/// CTOS's majority vote over the executions of one program under many sequences.
+pub fn vote(ballots: &[Ballot], reference: &Execution) -> Vote {
+    let key = |e: &Execution| (e.status.clone(), e.stdout.clone());
+    let reference_key = key(reference);
+    let mut groups: Vec<((ExecStatus, String), Vec<&Ballot>)> = Vec::new();
+    for b in ballots {
+        let k = key(&b.execution);
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, members)) => members.push(b),
+            None => groups.push((k, vec![b])),
+        }
+    }
     // A strict majority has one key at most.
-    if counts.iter().any(|(key, n)| *key != reference_key && 2 * n > executions.len()) {
-        return Vote::Suspect;
+    let majority = groups.iter().find(|(k, members)| *k != reference_key && 2 * members.len() > ballots.len());
+    if let Some((_, members)) = majority {
+        let modules = distinct_modules(members.iter().copied());
+        if modules >= MAJORITY_MODULES {
+            return Vote::Suspect { runs: members.len(), modules };
+        }
     }
     Vote::WrongCode(
-        executions.iter().enumerate().filter_map(|(i, e)| execution_failure(e, reference).map(|f| (i, f))).collect(),
+        ballots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, b)| execution_failure(&b.execution, reference).map(|f| (i, f)))
+            .collect(),
     )
 }
 

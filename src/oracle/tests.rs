@@ -21,6 +21,7 @@ fn run(outcome: Outcome, message: &str) -> Run {
         focus_class: None,
         pass_runs: None,
         nth_pass_run: None,
+        heap: Default::default(),
     }
 }
 
@@ -204,23 +205,34 @@ fn a_script_oracle_decides_and_a_broken_one_is_an_error_not_a_no() {
 }
 
 #[test]
-fn the_vote_reports_what_differs_unless_most_runs_agree_against_the_reference() {
+fn the_vote_reports_what_differs_unless_most_runs_of_enough_optimized_programs_agree_against_the_reference() {
     let reference = exec(ExecStatus::Exited(0), "1\n");
-    let good = exec(ExecStatus::Exited(0), "1\n");
-    let bad = exec(ExecStatus::Exited(0), "2\n");
-    let killed = exec(ExecStatus::Signal(libc::SIGSEGV), "");
+    let ballot = |status: ExecStatus, stdout: &str, module: u64| Ballot { execution: exec(status, stdout), module: Some(module) };
+    let good = |m| ballot(ExecStatus::Exited(0), "1\n", m);
+    let bad = |m| ballot(ExecStatus::Exited(0), "2\n", m);
+    let killed = |m| ballot(ExecStatus::Signal(libc::SIGSEGV), "", m);
     // Two of five differ: both are wrong code, in order.
-    let v = vote(&[good.clone(), bad.clone(), good.clone(), killed.clone(), good.clone()], &reference);
+    let v = vote(&[good(1), bad(2), good(1), killed(3), good(4)], &reference);
     let Vote::WrongCode(failures) = v else { panic!("{v:?}") };
     assert_eq!(failures.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [1, 3]);
     assert_eq!(failures[1].1.signature, "program killed by SIGSEGV");
-    // Three of five agree with each other against the reference: the program is suspect.
-    assert_eq!(vote(&[bad.clone(), bad.clone(), good.clone(), bad.clone(), good.clone()], &reference), Vote::Suspect);
+    // Three of five, three different optimized programs, agree against the reference: the
+    // program is suspect.
+    assert_eq!(vote(&[bad(1), bad(2), good(9), bad(3), good(9)], &reference), Vote::Suspect { runs: 3, modules: 3 });
+    // One run is no majority of anything: a single sequence's crash is wrong code.
+    let v = vote(&[killed(1)], &reference);
+    assert!(matches!(&v, Vote::WrongCode(f) if f.len() == 1), "{v:?}");
+    // Nor are many sequences that optimize the program alike, or two programs.
+    assert!(matches!(vote(&[bad(1), bad(1), bad(1), bad(1)], &reference), Vote::WrongCode(f) if f.len() == 4));
+    assert!(matches!(vote(&[bad(1), bad(2), bad(1), good(3)], &reference), Vote::WrongCode(f) if f.len() == 3));
     // Half is not a majority.
-    assert!(matches!(vote(&[bad.clone(), good.clone()], &reference), Vote::WrongCode(f) if f.len() == 1));
+    assert!(matches!(vote(&[bad(1), good(2)], &reference), Vote::WrongCode(f) if f.len() == 1));
     // Agreeing with the reference is never suspect.
-    assert_eq!(vote(&[good.clone(), good], &reference), Vote::WrongCode(Vec::new()));
+    assert_eq!(vote(&[good(1), good(2), good(3)], &reference), Vote::WrongCode(Vec::new()));
     assert_eq!(vote(&[], &reference), Vote::WrongCode(Vec::new()));
+    // Runs without a hash count as programs of their own.
+    let unnamed = Ballot { module: None, ..bad(0) };
+    assert_eq!(distinct_modules(&[unnamed.clone(), unnamed, bad(1), bad(1)]), 3);
 }
 
 #[test]

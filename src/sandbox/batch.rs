@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 
-use super::{Event, ExecMode, Execution, JobId, JobSpec, Pool, Run};
+use super::job::{ExecMode, JobSpec};
+use super::pool::{Event, JobId, Pool};
+use super::run::{Execution, Run};
 use crate::llvm::{IrModule, VerifyEach};
 
 pub struct BatchItem {

@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use super::{run_batch, BatchItem, JobSpec, Outcome, Pool, Run};
+use super::batch::{run_batch, BatchItem};
+use super::job::JobSpec;
+use super::pool::Pool;
+use super::run::{Outcome, Run, LLVM_ARGS_REJECTED};
 use crate::llvm::{IrModule, TargetSpec};
 
-/// What the child says when LLVM's command-line parser refuses the flags; LLVM's own words
-/// are on the child's stderr.
-pub(super) const LLVM_ARGS_REJECTED: &str = "LLVM rejected the --llvm-arg flags";
 
 /// Why LLVM refuses the input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,8 +7,10 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 
+use super::io::HANG_SIGNAL;
+use super::job::{ExecMode, JobSpec, Limits};
+use super::run::OptDone;
 use super::wire::{self, Phase};
-use super::{ExecMode, JobSpec, Limits, OptDone};
 use crate::llvm::{self, IrModule, PipelineStop};
 
 static MSG_FD: AtomicI32 = AtomicI32::new(-1);
@@ -100,7 +102,7 @@ extern "C" fn on_crash(signal: c_int, info: *mut libc::siginfo_t, context: *mut 
     }
     // Asked where it hangs while in the coverage stubs, which have no unwind tables: the
     // parent asks again (the handler stays installed for it).
-    if signal == super::pool::HANG_SIGNAL && len == 1 {
+    if signal == HANG_SIGNAL && len == 1 {
         return;
     }
     let fault = unsafe { (*info).si_addr() } as u64;
@@ -108,7 +110,7 @@ extern "C" fn on_crash(signal: c_int, info: *mut libc::siginfo_t, context: *mut 
     let used = wire::encode_crash(&mut buf, signal, fault, &trace[..len]);
     wire::send_raw(MSG_FD.load(Ordering::Relaxed), wire::CRASH, &buf[..used]);
     // The parent asked where a hanging optimizer is, and ends the child itself.
-    if signal == super::pool::HANG_SIGNAL {
+    if signal == HANG_SIGNAL {
         unsafe { libc::_exit(128 + signal) }
     }
     // What LLVM printed before the crash; after the stack, as flushing faults again when
@@ -169,7 +171,7 @@ unsafe fn install_crash_handlers() {
         libc::sigaction(signal, &action, std::ptr::null_mut());
     }
     action.sa_flags &= !libc::SA_RESETHAND;
-    libc::sigaction(super::pool::HANG_SIGNAL, &action, std::ptr::null_mut());
+    libc::sigaction(HANG_SIGNAL, &action, std::ptr::null_mut());
     // backtrace() loads the unwinder on first use, allocating: not inside a handler that
     // may have interrupted malloc.
     let mut warm = [std::ptr::null_mut::<c_void>(); 1];
@@ -373,7 +375,7 @@ fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo, worker: bool) {
             gate: &GATE,
             runs: job.pass_runs.map(|limit| llvm::PassRuns { limit, count: on_pass_runs, nth: on_pass_run }),
         };
-        match module.run_pipeline(&job.pipeline, job.verify_each, Some(&watch)) {
+        match module.run_pipeline(&job.pipeline, job.verify_each, job.heap, Some(&watch)) {
             Ok(()) => {}
             Err(PipelineStop::Rejected(message)) => return send(wire::PIPELINE_ERROR, message.as_bytes()),
             // As LLVM's fatal error would end it; a worker keeps going (the module, abandoned,
@@ -446,9 +448,8 @@ fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo, worker: bool) {
     set_phase(Phase::Codegen);
     // Safety: program_exit has exit's C signature.
     unsafe { llvm::override_symbol("exit", program_exit as *mut c_void) };
-    if let Some(byte) = job.fill_memory {
-        // Safety: a documented glibc tunable; the child is single-threaded here.
-        unsafe { libc::mallopt(libc::M_PERTURB, i32::from(byte)) };
+    if job.fill_memory.is_some() {
+        super::heap::fill(job.fill_memory);
     }
     // The module belongs to the JIT now: the process ends here, whatever happens.
     match module.jit_main(|| set_phase(Phase::Executing), job.fill_memory) {

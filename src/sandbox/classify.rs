@@ -1,9 +1,10 @@
 //! How a child ended, turned into a [`Run`]: what the optimizer did, and what the
 //! program did when it was executed.
 
+use super::job::Limits;
+use super::run::{signal_name, Crash, ExecStatus, Execution, OptDone, Outcome, PassRun, Run, Timing};
 use super::symbols::{self, Symbolizer};
 use super::wire::Phase;
-use super::{signal_name, Crash, ExecStatus, Execution, Limits, OptDone, Outcome, Run, Timing};
 
 /// A crash as the child's signal handler reported it: signal, fault address, raw trace.
 pub(super) struct RawCrash {
@@ -33,7 +34,7 @@ pub(super) struct Ending {
     pub element: Option<usize>,
     pub focus_class: Option<String>,
     pub pass_runs: Option<u32>,
-    pub nth_pass_run: Option<super::PassRun>,
+    pub nth_pass_run: Option<PassRun>,
 }
 
 /// Allocation failures surface as one of these on stderr, whichever allocator failed.
@@ -130,6 +131,7 @@ pub(super) fn classify<'a>(
         focus_class: e.focus_class.clone(),
         pass_runs: e.pass_runs,
         nth_pass_run: e.nth_pass_run.clone(),
+        heap: Default::default(),
         timing: e.opt_done.as_ref().map(|d| Timing {
             passes: d.pass_millis,
             verify: d.verify_millis,

@@ -5,16 +5,19 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
 use super::agent::{Agent, AgentProgram, ExternalOpt};
 use super::child::{self, ChildIo};
 use super::classify::{self, Ending, RawCrash};
+use super::heap::HeapPolicy;
+use super::io::{memfd, read_capped, HANG_SIGNAL};
+use super::job::{ExecMode, JobSpec, Limits, Observer};
+use super::run::{OptDone, Outcome, PassRun, Run, LLVM_ARGS_REJECTED};
 use super::symbols::Symbolizer;
+use super::which_llvm::Llvm;
 use super::wire::{self, Decoder, Phase};
-use super::{ExecMode, JobSpec, Limits, Llvm, Observer, OptDone, Outcome, Run};
-use crate::llvm::{IrModule, VerifyEach};
+use crate::llvm::{Heap, IrModule, VerifyEach};
 
 /// What src/llvm/pipeline.h adds to the message of a verification it deferred.
 const DEFERRED_VERIFICATION: &str = "(verified when its adaptor returned)";
@@ -62,6 +65,11 @@ struct Child {
     /// The job again with every verification where the pass ran, for when a verification
     /// that `VerifyEach::Changed` deferred to an adaptor's end finds broken IR.
     exact_rerun: Option<JobSpec>,
+    /// The heap its job runs on.
+    heap: Heap,
+    /// The job again on the strict heap, optimizing only, for when its optimizer ends well
+    /// on the plain heap (see [`HeapPolicy::Both`]).
+    strict_check: Option<JobSpec>,
     /// A worker: it runs further jobs of this kind after this one.
     worker: Option<WorkerKey>,
     /// Jobs it ran before this one.
@@ -78,10 +86,6 @@ struct Child {
     /// coverage stubs, whose stack does not unwind.
     ask_again: Option<Instant>,
 }
-
-/// What a child stopped at its optimizer's deadline is sent first: its handler reports
-/// the stack, where the optimizer loops, as a crash's handler does, and ends the child.
-pub(super) const HANG_SIGNAL: i32 = libc::SIGXCPU;
 
 /// How long a child asked for its stack may take to send it before it is killed. Its
 /// handler sends and ends at once; the time is for a loaded machine to schedule it (with
@@ -142,22 +146,19 @@ pub struct Pool {
     observer: Option<Box<dyn Observer>>,
     /// Children are forked by this agent inside an external `opt`, not by us.
     agent: Option<Agent>,
-    /// Reruns for exact blame, by the job they answer for.
+    /// Reruns (for exact blame, on the strict heap), by the job submitted that they answer
+    /// for.
     reruns: HashMap<JobId, JobId>,
+    heap: HeapPolicy,
+    /// Runs on the plain heap that ended well, by their job, while the strict heap's run of
+    /// it is under way.
+    held: HashMap<JobId, Run>,
     /// Workers waiting for a job, oldest first.
     idle: Vec<Child>,
     worker_jobs: usize,
     forks: u64,
     /// The module of the last unobserved job that could have gone to a worker.
     last_unobserved: Option<u64>,
-}
-
-pub(crate) fn memfd(name: &std::ffi::CStr) -> std::io::Result<File> {
-    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(unsafe { File::from_raw_fd(fd) })
 }
 
 /// Before the first observed child: LLVM's one-time set-up done here, so that every child
@@ -187,6 +188,17 @@ fn exact_rerun(job: &JobSpec) -> Option<JobSpec> {
         .then(|| JobSpec { verify_each: VerifyEach::ChangedEachUnit, ..job.clone() })
 }
 
+/// The strict heap's run of a job that ran on the plain heap first: the optimizer's part
+/// alone (whatever the program does was judged on the plain heap), watched as the job is.
+fn strict_check(policy: HeapPolicy, job: &JobSpec) -> Option<JobSpec> {
+    (policy == HeapPolicy::Both && job.heap == Heap::Plain).then(|| JobSpec {
+        heap: Heap::Strict,
+        exec: ExecMode::Never,
+        emit_ir: false,
+        ..job.clone()
+    })
+}
+
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [0; 2];
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -195,17 +207,10 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-pub(super) fn read_capped(file: &File, cap: usize) -> String {
-    let len = file.metadata().map(|m| m.len() as usize).unwrap_or(0).min(cap);
-    let mut buf = vec![0u8; len];
-    let n = file.read_at(&mut buf, 0).unwrap_or(0);
-    buf.truncate(n);
-    String::from_utf8_lossy(&buf).into_owned()
-}
-
 impl Pool {
     pub fn new(jobs: usize, limits: Limits, llvm_args: Vec<String>) -> std::io::Result<Pool> {
         crate::llvm::init();
+        let heap = HeapPolicy::from_env().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         Ok(Pool {
             jobs: jobs.max(1),
             limits,
@@ -217,6 +222,8 @@ impl Pool {
             observer: None,
             agent: None,
             reruns: HashMap::new(),
+            heap,
+            held: HashMap::new(),
             idle: Vec::new(),
             forks: 0,
             last_unobserved: None,
@@ -290,6 +297,16 @@ impl Pool {
         std::mem::replace(&mut self.limits.exec_timeout, timeout)
     }
 
+    /// The heaps jobs run on.
+    pub fn heap_policy(&self) -> HeapPolicy {
+        self.heap
+    }
+
+    /// Set the heaps later jobs run on.
+    pub fn set_heap_policy(&mut self, policy: HeapPolicy) {
+        self.heap = policy;
+    }
+
     /// Jobs a worker runs before it ends (1: a child per job); see [`WORKER_JOBS`].
     pub fn set_worker_jobs(&mut self, jobs: usize) {
         self.worker_jobs = jobs;
@@ -313,9 +330,14 @@ impl Pool {
         self.children.is_empty() && self.pending.is_empty()
     }
 
-    /// Fork a child that runs `job` on its copy of `module`. The parent's module is not
-    /// touched; it only needs to be borrowed mutably for the fork itself.
+    /// Fork a child that runs `job` on its copy of `module`, on the heap the pool's policy
+    /// runs jobs on first. The parent's module is not touched; it only needs to be borrowed
+    /// mutably for the fork itself.
     pub fn submit(&mut self, module: &mut IrModule, job: &JobSpec) -> std::io::Result<JobId> {
+        self.submit_on_its_heap(module, &JobSpec { heap: self.heap.first(), ..job.clone() })
+    }
+
+    fn submit_on_its_heap(&mut self, module: &mut IrModule, job: &JobSpec) -> std::io::Result<JobId> {
         let id = JobId(self.next_id);
         self.next_id += 1;
         let started = Instant::now();
@@ -437,6 +459,8 @@ impl Pool {
             ending: Ending::default(),
             observer_slot,
             exact_rerun: exact_rerun(job),
+            heap: job.heap,
+            strict_check: strict_check(self.heap, job),
             worker: None,
             jobs_before: 0,
             job_ended: false,
@@ -514,6 +538,8 @@ impl Pool {
         child.awaiting_decision = false;
         child.ending = Ending::default();
         child.exact_rerun = exact_rerun(job);
+        child.heap = job.heap;
+        child.strict_check = strict_check(self.heap, job);
         child.jobs_before += 1;
         child.job_ended = false;
         self.children.push(child);
@@ -602,7 +628,7 @@ impl Pool {
             }
             if let Some(i) = self.children.iter().position(|c| c.exited || c.job_ended) {
                 let mut child = self.children.swap_remove(i);
-                let (id, exact_rerun) = (child.id, child.exact_rerun.clone());
+                let (id, exact_rerun, strict_check) = (child.id, child.exact_rerun.clone(), child.strict_check.take());
                 let run = self.finish(&mut child);
                 if child.exited {
                     if let (Some(o), Some(slot)) = (&mut self.observer, child.observer_slot) {
@@ -616,14 +642,26 @@ impl Pool {
                 let deferred = matches!(run.outcome, Outcome::Crash | Outcome::Fatal)
                     || run.outcome == Outcome::InvalidIr
                         && run.message.as_deref().is_some_and(|m| m.contains(DEFERRED_VERIFICATION));
+                let origin = self.reruns.remove(&id).unwrap_or(id);
                 if let Some(job) = exact_rerun.filter(|_| deferred) {
-                    if let Ok(rerun) = self.submit(module, &job) {
-                        self.reruns.insert(rerun, id);
+                    if let Ok(rerun) = self.submit_on_its_heap(module, &job) {
+                        self.reruns.insert(rerun, origin);
                         continue;
                     }
                 }
-                let id = self.reruns.remove(&id).unwrap_or(id);
-                return Some(Event::Done { id, run });
+                if let Some(job) = strict_check.filter(|_| run.outcome == Outcome::Ok) {
+                    if let Ok(rerun) = self.submit_on_its_heap(module, &job) {
+                        self.reruns.insert(rerun, origin);
+                        self.held.insert(origin, run);
+                        continue;
+                    }
+                }
+                // The plain heap's run stands unless the strict heap's shows a failure.
+                let run = match self.held.remove(&origin) {
+                    Some(plain) if run.outcome == Outcome::Ok => plain,
+                    _ => run,
+                };
+                return Some(Event::Done { id: origin, run });
             }
             if self.children.is_empty() {
                 return None;
@@ -776,10 +814,10 @@ impl Pool {
             wire::PASS_RUN if payload.len() >= 8 => {
                 let number = |at: usize| u32::from_le_bytes(payload[at..at + 4].try_into().unwrap());
                 let name = String::from_utf8_lossy(&payload[8..]).into_owned();
-                ending.nth_pass_run = Some(super::PassRun { index: number(0), element: number(4) as usize, name });
+                ending.nth_pass_run = Some(PassRun { index: number(0), element: number(4) as usize, name });
             }
             wire::ARGS_REJECTED => {
-                ending.fatal = Some((ending.phase, super::check::LLVM_ARGS_REJECTED.to_string()));
+                ending.fatal = Some((ending.phase, LLVM_ARGS_REJECTED.to_string()));
             }
             // As a child that ended its job by exiting normally.
             wire::JOB_END => {
@@ -818,6 +856,7 @@ impl Pool {
         if let Some(e) = run.execution.as_mut() {
             e.codegen_millis = codegen_millis.unwrap_or(e.millis);
         }
+        run.heap = child.heap;
         if let (Some(o), Some(slot)) = (&mut self.observer, child.observer_slot) {
             run.trace = Some(o.read(slot));
         }

@@ -536,6 +536,35 @@ fn a_wrong_code_verdict_on_a_program_with_undefined_behaviour_is_not_a_bug() {
     assert_eq!(outputs.iter().filter(|e| e.contains("\"stdout\":\"1\\n\"")).count(), 1, "{outputs:?}");
 }
 
+/// A user reproducing a bug they have runs one program under one sequence: one optimized
+/// run is no majority, so its wrong code is judged by the oracle (and the C program's
+/// screening) alone, reported, and the report says so.
+#[test]
+fn a_program_run_under_one_sequence_is_judged_by_the_oracle_alone_and_its_wrong_code_reported() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    // A miscompilation of the linked LLVM's: the SLP vectorizer's on LLVM 22, indvars' on 19.
+    let (program, sequence, extra): (&str, &str, &[&str]) = match ctos::llvm::version().0 {
+        22 => ("slp-sub-mul-180456.ll", "slp-vectorizer", &["--llvm-arg=-slp-threshold=-50"]),
+        _ => ("float-loop-166496.c", "default<O1>", &[]),
+    };
+    std::fs::copy(root().join("tests/data").join(program), programs.join(program)).unwrap();
+    let sequences = work.path().join("sequences.txt");
+    std::fs::write(&sequences, format!("{sequence}\n")).unwrap();
+    let out = work.path().join("campaign");
+    let (code, stdout, stderr) = fuzz_fixed(&out, &programs, &sequences, extra);
+    assert_eq!(code, 0, "{stderr}");
+    let db = rusqlite::Connection::open(out.join("campaign.sqlite")).unwrap();
+    let status: String = db.query_row("SELECT status FROM programs", [], |r| r.get(0)).unwrap();
+    assert!(status.starts_with("tested: 1 optimized run, 1 different optimized program: too few"), "{status}");
+    let bugs = report(&out)["bugs"].as_array().unwrap().clone();
+    assert_eq!(bugs.len(), 1, "{stdout}");
+    assert_eq!(bugs[0]["kind"], "wrong-code");
+    let issue = std::fs::read_to_string(out.join(bugs[0]["dir"].as_str().unwrap()).join("ISSUE.md")).unwrap();
+    assert!(issue.contains("too few for a majority of them to say whether the program is undefined"), "{issue}");
+}
+
 #[test]
 fn ctos_emi_writes_the_same_variants_for_the_same_seed() {
     let work = tempfile::tempdir().unwrap();

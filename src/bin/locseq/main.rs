@@ -8,16 +8,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// Before any constructor: the sandbox's children need glibc's thread cache off, which
-/// only a process's start can set (see `ctos::sandbox::strict_heap`).
-#[used]
-#[link_section = ".preinit_array"]
-static STRICT_HEAP: unsafe extern "C" fn(
-    std::ffi::c_int,
-    *const *const std::ffi::c_char,
-    *const *const std::ffi::c_char,
-) = ctos::sandbox::strict_heap::restart_with_thread_cache_off;
-
 #[derive(Parser)]
 #[command(
     name = "locseq",
@@ -47,7 +37,6 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    ctos::sandbox::strict_heap::restore_environment();
     ctos::cli::install_panic_hook();
     let cli = match ctos::cli::parse_args::<Cli>() {
         Ok((cli, _)) => cli,

@@ -290,16 +290,8 @@ impl Interesting {
         };
         let script = work.join("interesting.sh");
         let ctos = std::env::current_exe()?;
-        // Started as a restart would leave it: ctos starts once per candidate, not twice.
-        let exports: Option<String> = crate::sandbox::strict_heap::restarted_environment()
-            .into_iter()
-            .map(|(name, value)| {
-                value.to_str().map(|v| format!("{name}={}; export {name}\n", crate::output::shell_quote(v)))
-            })
-            .collect();
-        let exports = exports.unwrap_or_default();
         let command = self.command_line(&ctos, baseline.as_deref());
-        std::fs::write(&script, format!("#!/bin/sh\n{exports}exec {command} {program}\n"))?;
+        std::fs::write(&script, format!("#!/bin/sh\nexec {command} {program}\n"))?;
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
         Ok(script)
     }
@@ -422,23 +414,6 @@ mod tests {
         let script = std::fs::read_to_string(check.script(work.path(), "\"$1\"").unwrap()).unwrap();
         let absolute = std::env::current_dir().unwrap().join("camp/bugs/0001-wrong-code-sroa/driver.ll");
         assert!(script.contains(&format!("--driver '{}'", absolute.display())), "{script}");
-    }
-
-    #[test]
-    fn the_reducers_script_starts_ctos_with_the_thread_cache_off_as_its_restart_would() {
-        let work = tempfile::tempdir().unwrap();
-        let script = std::fs::read_to_string(wrong_code_check(None).script(work.path(), "\"$1\"").unwrap()).unwrap();
-        let settings = crate::sandbox::strict_heap::restarted_environment();
-        if std::env::var_os("CTOS_POISON").is_none_or(|p| p != "0") {
-            let tunables =
-                settings.iter().find(|(name, _)| *name == "GLIBC_TUNABLES").unwrap_or_else(|| panic!("{settings:?}"));
-            assert!(tunables.1.to_str().unwrap().contains("glibc.malloc.tcache_count=0"), "{settings:?}");
-        }
-        for (name, value) in settings {
-            let line = format!("{name}={}; export {name}\n", crate::output::shell_quote(value.to_str().unwrap()));
-            assert!(script.contains(&line), "{line} missing from {script}");
-        }
-        assert!(script.lines().last().unwrap().starts_with("exec "), "{script}");
     }
 
     #[test]

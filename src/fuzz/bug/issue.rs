@@ -380,7 +380,9 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
     }
     text.push_str(&expected_vs_actual(c, kind, bug, findings));
     if kind == FailureKind::WrongCode {
-        text.push_str(&undefined_behaviour_checked(findings, &file));
+        let status = c.store.program(bug.program).map(|p| p.status).unwrap_or_default();
+        let judged = status.strip_prefix(crate::fuzz::pairs::TESTED_WITH_WRONG_CODE);
+        text.push_str(&undefined_behaviour_checked(findings, &file, judged));
     }
     text.push_str(&stale_analysis_note(bug, findings));
     text.push_str(uses_remain_note(bug));
@@ -408,8 +410,9 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
 }
 
 /// What was checked to rule out undefined behaviour of the wrong-code reproducer `file`,
-/// and what was not: a miscompilation report rests on the input being defined.
-fn undefined_behaviour_checked(findings: &Findings, file: &str) -> String {
+/// and what was not: a miscompilation report rests on the input being defined. `judged`:
+/// what the campaign judged the program it came from by (the vote, the screening).
+fn undefined_behaviour_checked(findings: &Findings, file: &str, judged: Option<&str>) -> String {
     let mut text = String::from(
         "## Undefined behaviour: what was checked
 
@@ -451,8 +454,7 @@ fn undefined_behaviour_checked(findings: &Findings, file: &str) -> String {
     text.push_str(&format!(
         "`{file}` runs without input (its `main`). Unoptimized, {} whether the memory it gets fresh (its \
          stack and heap blocks) holds {first:#04x} or {second:#04x} bytes, so {}. It has {} `undef` or \
-         `poison` operands, and LLVM's `lint` pass reports {} findings of undefined behaviour in it. The \
-         campaign reports a program only when most of its pipelines agree with the unoptimized output. \
+         `poison` operands, and LLVM's `lint` pass reports {} findings of undefined behaviour in it. {} \
          Not checked: poison-generating flags (`nsw`, `nuw`, `exact`, …) and out-of-bounds accesses on \
          the path it runs, beyond what `lint` and the fills show.\n\n",
         if b.fill_stable { "it prints the same" } else { "it does not print the same" },
@@ -463,6 +465,10 @@ fn undefined_behaviour_checked(findings: &Findings, file: &str) -> String {
         },
         b.undefined_values,
         b.lint_findings,
+        match judged {
+            Some(how) => format!("In the campaign, the program it was reduced from: {how}."),
+            None => "The campaign's verdict on the program it was reduced from was not recorded.".into(),
+        },
     ));
     text
 }

@@ -320,9 +320,10 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    pub fn pair_results(&self, program: i64) -> Result<Vec<(i64, Option<String>)>> {
-        let mut st = self.db.prepare("SELECT sequence, exec FROM pairs WHERE program = ?1")?;
-        let rows = st.query_map([program], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    /// Each pair of `program`: its sequence, its execution (JSON) and its IR hash.
+    pub fn pair_results(&self, program: i64) -> Result<Vec<(i64, Option<String>, Option<String>)>> {
+        let mut st = self.db.prepare("SELECT sequence, exec, ir_hash FROM pairs WHERE program = ?1")?;
+        let rows = st.query_map([program], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

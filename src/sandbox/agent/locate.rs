@@ -9,6 +9,7 @@ use anyhow::{bail, Context as _, Result};
 const AGENT_SOURCE: &str = include_str!("../../../llvm-plugin/agent.cpp");
 const PIPELINE_SOURCE: &str = include_str!("../../llvm/pipeline.h");
 const TRAPS_SOURCE: &str = include_str!("../../coverage/traps.h");
+const HEAP_SOURCE: &str = include_str!("../heap.c");
 const BUILD_SCRIPT: &str = include_str!("../../../scripts/build-plugin.sh");
 
 /// An `opt` the user named, with the agent that loads into it.
@@ -21,6 +22,9 @@ pub struct ExternalOpt {
     /// The agent's shared object.
     pub agent: PathBuf,
 }
+
+/// The strict heap's allocator built beside an agent (`scripts/build-plugin.sh`).
+const HEAP_LIBRARY: &str = "ctos-heap.so";
 
 impl ExternalOpt {
     /// `opt` at `path`, with its agent: `CTOS_AGENT` if set, else the one built for this
@@ -36,6 +40,11 @@ impl ExternalOpt {
 
     pub fn major(&self) -> u32 {
         major_of(&self.version)
+    }
+
+    /// The strict heap's allocator for this `opt`, when its agent has one beside it.
+    pub fn heap_library(&self) -> Option<PathBuf> {
+        Some(self.agent.with_file_name(HEAP_LIBRARY)).filter(|p| p.is_file())
     }
 
     /// The folder `opt` is in (where its `clang`, `llvm-config` and `lli` would be).
@@ -167,6 +176,7 @@ fn cached_agent(opt: &Path, version: &str) -> Result<PathBuf> {
             AGENT_SOURCE.as_bytes(),
             PIPELINE_SOURCE.as_bytes(),
             TRAPS_SOURCE.as_bytes(),
+            HEAP_SOURCE.as_bytes(),
             BUILD_SCRIPT.as_bytes(),
         ]
         .concat()
@@ -189,9 +199,11 @@ fn cached_agent(opt: &Path, version: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(src.join("llvm-plugin"))?;
     std::fs::create_dir_all(src.join("src/llvm"))?;
     std::fs::create_dir_all(src.join("src/coverage"))?;
+    std::fs::create_dir_all(src.join("src/sandbox"))?;
     std::fs::write(src.join("llvm-plugin/agent.cpp"), AGENT_SOURCE)?;
     std::fs::write(src.join("src/llvm/pipeline.h"), PIPELINE_SOURCE)?;
     std::fs::write(src.join("src/coverage/traps.h"), TRAPS_SOURCE)?;
+    std::fs::write(src.join("src/sandbox/heap.c"), HEAP_SOURCE)?;
     std::fs::write(dir.join("build-plugin.sh"), BUILD_SCRIPT)?;
     eprintln!("ctos: building the agent for LLVM {version} (once) in {}", dir.display());
     let out = Command::new("bash")

@@ -22,8 +22,9 @@ use std::sync::OnceLock;
 use anyhow::{bail, Context as _, Result};
 use nix::sys::socket::{self, AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType};
 
+use super::io::{memfd, read_capped};
+use super::job::{ExecMode, JobSpec, Limits};
 use super::symbols::Symbolizer;
-use super::{ExecMode, JobSpec, Limits};
 use crate::llvm::VerifyEach;
 
 pub use locate::{identify, major_of, ExternalOpt};
@@ -65,7 +66,7 @@ impl Agent {
         let driver = program.driver.as_deref().map(std::path::absolute).transpose()?;
         let (ours, theirs) = socket::socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
             .context("cannot make a socket for the agent")?;
-        let stderr = super::pool::memfd(c"ctos-agent-stderr")?;
+        let stderr = memfd(c"ctos-agent-stderr")?;
         let mut command = Command::new(&opt.opt);
         let mut plugin = OsString::from("-load-pass-plugin=");
         plugin.push(&opt.agent);
@@ -83,10 +84,13 @@ impl Agent {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(stderr.try_clone()?));
-        if let Some(tunables) =
-            super::strict_heap::tunables_with_cache_off(std::env::var_os("GLIBC_TUNABLES").as_deref())
-        {
-            command.env("GLIBC_TUNABLES", tunables);
+        // The strict heap's allocator (src/sandbox/heap.c) in place of libc's entry points,
+        // unless the user preloads something (an allocator of their own must stay the one).
+        let user_preloads = std::env::var_os("LD_PRELOAD").is_some_and(|p| !p.is_empty());
+        // LD_PRELOAD splits its list at blanks and colons.
+        let listable = |p: &PathBuf| !p.as_os_str().as_encoded_bytes().iter().any(|b| b" :\t\n".contains(b));
+        if let Some(heap) = opt.heap_library().filter(listable).filter(|_| !user_preloads) {
+            command.env("LD_PRELOAD", heap);
         }
         let fd = theirs.as_raw_fd();
         // Safety: only async-signal-safe calls between fork and exec.
@@ -137,7 +141,7 @@ impl Agent {
     /// The last lines `opt` itself printed.
     fn last_words(&mut self) -> String {
         let _ = self.process.try_wait();
-        let text = super::pool::read_capped(&self.stderr, 64 * 1024);
+        let text = read_capped(&self.stderr, 64 * 1024);
         let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
         match lines.len() {
             0 => "it exited without a word".to_string(),
@@ -237,7 +241,7 @@ impl Agent {
     /// agent, for the children it forks from now on.
     pub(super) fn arm(&self, addrs: &[u64], flags: &[u8]) -> Result<()> {
         use std::io::Write as _;
-        let mut file = super::pool::memfd(c"ctos-sites")?;
+        let mut file = memfd(c"ctos-sites")?;
         // The top byte of an address (never set in user space) carries its flags.
         let flagged = addrs.iter().zip(flags).map(|(&a, &f)| a | (u64::from(f) << 56));
         let bytes: Vec<u8> = flagged.flat_map(|a| a.to_le_bytes()).collect();
@@ -278,6 +282,7 @@ fn job_fields(job: &JobSpec, copy_max: usize, llvm_args: &[String], limits: &Lim
         u8::from(job.empty_module).to_string(),
         copy_max.to_string(),
         job.pass_runs.map_or(-1, |n| i64::from(n.min(i32::MAX as u32))).to_string(),
+        (job.heap as i32).to_string(),
         job.pipeline.clone(),
     ];
     let mut payload = Vec::new();
