@@ -106,4 +106,3 @@ fn clone(command: &Command) -> Command {
     }
     c
 }
-

@@ -16,7 +16,9 @@ use crate::fuzz::programs::hermes;
 use crate::fuzz::programs::origin;
 use crate::fuzz::programs::seeds;
 use crate::fuzz::programs::stored::{driver_path, load, with_generated_driver};
-use crate::oracle::{distinct_modules, execution_failure, observe, vote, Ballot, FailureKind, Observation, Vote, MAJORITY_MODULES};
+use crate::oracle::{
+    distinct_modules, execution_failure, observe, vote, Ballot, FailureKind, Observation, Vote, MAJORITY_MODULES,
+};
 use crate::program::{screen, Screen, Screening, Subject};
 use crate::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, ExecStatus, Execution, JobSpec, Run};
 
@@ -167,8 +169,13 @@ fn record_pair(
     let exec = run.execution.as_ref().map(|e| serde_json::to_string(&ExecRecord::of(e))).transpose()?;
     let millis = run.opt_millis + run.execution.as_ref().map_or(0.0, |e| e.millis);
     let hash = run.ir_hash.map(|h| format!("{h:016x}"));
-    store.save_pair(program, sequence, run.outcome.as_str(), hash.as_deref(), exec.as_deref(), millis)?;
-    match observe(run, reference) {
+    let observed = observe(run, reference);
+    let outcome = match observed {
+        Observation::Misuse(_) => store::MISUSE,
+        _ => run.outcome.as_str(),
+    };
+    store.save_pair(program, sequence, outcome, hash.as_deref(), exec.as_deref(), millis)?;
+    match observed {
         // Wrong code waits for the vote over all of the program's pairs.
         Observation::Fails(f) if f.kind != FailureKind::WrongCode => store.add_failure(
             program,
@@ -179,7 +186,8 @@ fn record_pair(
         ),
         // Pipelines are checked before a campaign starts, so LLVM refusing one here is a
         // bug of ours: the pair is kept with outcome `rejected`, counted in stats.json
-        // (`rejected_pairs`), and is neither a failure nor a vote.
+        // (`rejected_pairs`), and is neither a failure nor a vote. One that broke a pass's
+        // precondition (a seed's own, say) is kept as `misuse` (`misuse_pairs`), likewise.
         _ => Ok(()),
     }
 }

@@ -255,6 +255,10 @@ fn establish_oracle(
     let run = runner.run(buggy, false)?;
     let failure = match observe(&run, reference.as_ref()) {
         Observation::Rejected => bail!("LLVM rejects the pipeline '{buggy}': {}", run.message.unwrap_or_default()),
+        Observation::Misuse(needed) => bail!(Inapplicable(format!(
+            "not a bug: LLVM says the pipeline '{buggy}' is wrong ({}): {needed}",
+            run.message.unwrap_or_default()
+        ))),
         Observation::Clean => None,
         Observation::Fails(f) => Some(f),
     };

@@ -148,12 +148,14 @@ impl Failure {
     }
 }
 
-/// What one run shows on its own: nothing wrong, a failure, or a pipeline LLVM refused
-/// (a mistake in the input, never a bug and never a pass).
+/// What one run shows on its own: nothing wrong, a failure, or a mistake in the input,
+/// never a bug and never a pass: a pipeline LLVM refused, or one that broke a pass's
+/// precondition, as LLVM's message says (what the pipeline needed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Observation {
     Clean,
     Rejected,
+    Misuse(&'static str),
     Fails(Failure),
 }
 
@@ -161,6 +163,11 @@ pub enum Observation {
 /// execution as `reference`, and an execution in `run`.
 pub fn observe(run: &Run, reference: Option<&Execution>) -> Observation {
     let message = run.message.as_deref().unwrap_or("");
+    if run.outcome != Outcome::Ok {
+        if let Some(needed) = crate::seq::precondition_broken(message) {
+            return Observation::Misuse(needed);
+        }
+    }
     let (kind, signature) = match run.outcome {
         Outcome::Rejected => return Observation::Rejected,
         Outcome::Ok => {
@@ -265,7 +272,8 @@ impl Oracle {
     /// The verdict on `run` of `pipeline`. `Err` only when the user's script cannot be run.
     pub fn judge(&self, run: &Run, pipeline: &str) -> anyhow::Result<Verdict> {
         let failure = match observe(run, self.reference.as_ref()) {
-            Observation::Rejected => return Ok(Verdict::Rejected),
+            // A pipeline that breaks a pass's precondition says no more than one LLVM refuses.
+            Observation::Rejected | Observation::Misuse(_) => return Ok(Verdict::Rejected),
             Observation::Clean => None,
             Observation::Fails(f) => Some(f),
         };

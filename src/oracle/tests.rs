@@ -55,7 +55,10 @@ fn fails(observation: Observation) -> Failure {
 fn every_optimizer_outcome_has_its_failure_kind() {
     let reference = exec(ExecStatus::Exited(0), "ok\n");
     let cases = [
-        (run(Outcome::Fatal, "LICM requires MemorySSA"), FailureKind::Fatal),
+        (
+            run(Outcome::Fatal, "Instruction Combining on main did not reach a fixpoint after 1 iterations"),
+            FailureKind::Fatal,
+        ),
         (run(Outcome::InvalidIr, "Instruction does not dominate all uses!"), FailureKind::InvalidIr),
         (run(Outcome::Timeout, "optimization did not finish within 5s"), FailureKind::Timeout),
         (run(Outcome::Oom, "out of memory (limit 256 MiB)"), FailureKind::Oom),
@@ -74,6 +77,24 @@ fn a_rejected_pipeline_is_neither_a_pass_nor_a_failure() {
     assert_eq!(observe(&rejected, None), Observation::Rejected);
     let oracle = Oracle::of(Failure { kind: FailureKind::Crash, signature: "SIGSEGV".into() }, None);
     assert_eq!(oracle.judge(&rejected, "bogus").unwrap(), Verdict::Rejected);
+}
+
+/// LLVM's messages that say the pipeline broke a pass's precondition (passes/misuse.tsv),
+/// whether as a fatal error or as the verifier's complaint, are the pipeline's mistake.
+#[test]
+fn a_pipeline_that_breaks_a_passs_precondition_is_neither_a_pass_nor_a_failure() {
+    let cases = [
+        (run(Outcome::Fatal, "LICM requires MemorySSA (loop-mssa)"), "loop-mssa"),
+        (run(Outcome::InvalidIr, "cannot run CoroSplit before CoroEarly"), "coro-early must run before coro-split"),
+    ];
+    let oracle =
+        Oracle::of(Failure { kind: FailureKind::Fatal, signature: "LICM requires MemorySSA (loop-mssa)".into() }, None);
+    for (r, needed) in cases {
+        assert!(matches!(observe(&r, None), Observation::Misuse(n) if n.contains(needed)), "{:?}", r.message);
+        assert_eq!(oracle.judge(&r, "p").unwrap(), Verdict::Rejected);
+    }
+    // The same words in a run that ended well mean nothing.
+    assert_eq!(observe(&run(Outcome::Ok, "cannot run CoroSplit before CoroEarly"), None), Observation::Clean);
 }
 
 #[test]
@@ -207,7 +228,10 @@ fn a_script_oracle_decides_and_a_broken_one_is_an_error_not_a_no() {
 #[test]
 fn the_vote_reports_what_differs_unless_most_runs_of_enough_optimized_programs_agree_against_the_reference() {
     let reference = exec(ExecStatus::Exited(0), "1\n");
-    let ballot = |status: ExecStatus, stdout: &str, module: u64| Ballot { execution: exec(status, stdout), module: Some(module) };
+    let ballot = |status: ExecStatus, stdout: &str, module: u64| Ballot {
+        execution: exec(status, stdout),
+        module: Some(module),
+    };
     let good = |m| ballot(ExecStatus::Exited(0), "1\n", m);
     let bad = |m| ballot(ExecStatus::Exited(0), "2\n", m);
     let killed = |m| ballot(ExecStatus::Signal(libc::SIGSEGV), "", m);

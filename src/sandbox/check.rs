@@ -9,7 +9,6 @@ use super::pool::Pool;
 use super::run::{Outcome, Run, LLVM_ARGS_REJECTED};
 use crate::llvm::{IrModule, TargetSpec};
 
-
 /// Why LLVM refuses the input.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Rejection {

@@ -57,6 +57,16 @@ const CTOS: &str = include_str!("../../passes/ctos.txt");
 const UNSAFE: &str = include_str!("../../passes/unsafe.tsv");
 const LEGACY: &str = include_str!("../../passes/legacy.tsv");
 const PRECONDITIONS: &str = include_str!("../../passes/preconditions.tsv");
+const MISUSE: &str = include_str!("../../passes/misuse.tsv");
+
+/// What the pipeline needed, when `message` (LLVM's, of a run that failed) says that it
+/// broke a pass's precondition (`passes/misuse.tsv`): then the pipeline was wrong, not LLVM.
+pub fn precondition_broken(message: &str) -> Option<&'static str> {
+    data_lines(MISUSE)
+        .filter_map(|l| l.split_once('\t'))
+        .find(|(said, _)| message.contains(said))
+        .map(|(_, needed)| needed)
+}
 
 /// Names of the sets every catalog has, for `--help` texts and errors.
 pub const SET_NAMES: &[&str] = &["locseq", "ctos", "o3", "production", "safe", "unsafe", "all"];
@@ -143,7 +153,9 @@ impl Catalog {
                 .filter_map(|l| {
                     let mut cols = l.split('\t');
                     let pass = cols.next()?.to_string();
-                    Some((pass, cols.next()?.split(',').map(Pass::new).collect()))
+                    let needed = cols.next()?.split(',').map(Pass::new).collect();
+                    let since = cols.next()?.parse::<u32>().unwrap_or(0);
+                    (major >= since).then_some((pass, needed))
                 })
                 .collect(),
         };
@@ -230,7 +242,8 @@ impl Catalog {
             .collect())
     }
 
-    /// The passes that must run right before `name`, in order (`passes/preconditions.tsv`).
+    /// The passes that must run right before `name` in this LLVM, in order
+    /// (`passes/preconditions.tsv`).
     pub fn preconditions(&self, name: &str) -> &[Pass] {
         self.preconditions.get(name).map_or(&[], Vec::as_slice)
     }

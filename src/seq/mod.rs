@@ -20,7 +20,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub use catalog::{Catalog, Entry, Kind, Legacy, SET_NAMES};
+pub use catalog::{precondition_broken, Catalog, Entry, Kind, Legacy, SET_NAMES};
 pub use print_passes::{catalog_tables, CatalogTables};
 pub use render::{Nesting, RenderOptions};
 

@@ -3,7 +3,8 @@
 use rand::seq::IndexedRandom;
 use rand::{Rng, RngExt};
 
-use super::{Catalog, Item, Pass, Sequence};
+use super::render::{body_level, can_run_in};
+use super::{Adaptor, Catalog, Item, Level, Pass, Sequence};
 
 /// `len` passes drawn uniformly, with replacement, from `pool` (which must not be empty).
 pub fn random_flat<R: Rng + ?Sized>(rng: &mut R, pool: &[Pass], len: usize) -> Sequence {
@@ -55,22 +56,41 @@ pub fn random_pool_excluding<R: Rng + ?Sized>(
 
 /// `seq` with every pass that has preconditions (`structurizecfg`) preceded by the passes
 /// it needs (`lower-switch,fix-irreducible,unify-loop-exits`), unless they are right
-/// before it already.
+/// before it already. Inside an adaptor whose level they cannot run at (`coro-early` for
+/// `cgscc(coro-split)`), they go right before the adaptor instead.
 pub fn with_preconditions(seq: &Sequence, catalog: &Catalog) -> Sequence {
-    let mut out: Vec<Item> = Vec::with_capacity(seq.items.len());
-    for item in &seq.items {
-        if let Item::Pass(p) = item {
-            let needed = catalog.preconditions(&p.name);
+    let (items, _) = with_needs(&seq.items, Level::Module, catalog);
+    Sequence { items }
+}
+
+/// `items`, run at `context`, with the preconditions that can run there added, and those
+/// that cannot (for the caller to put before the adaptor that holds them).
+fn with_needs(items: &[Item], context: Level, catalog: &Catalog) -> (Vec<Item>, Vec<Pass>) {
+    let mut out: Vec<Item> = Vec::with_capacity(items.len());
+    let mut outside = Vec::new();
+    for item in items {
+        let (item, needed) = match item {
+            Item::Pass(p) => (item.clone(), catalog.preconditions(&p.name).to_vec()),
+            Item::Adaptor(a) => {
+                let (body, needed) = with_needs(&a.body, body_level(&a.name, context), catalog);
+                (Item::Adaptor(Adaptor { body, ..a.clone() }), needed)
+            }
+        };
+        let fit =
+            context == Level::Module || needed.iter().all(|n| can_run_in(catalog, &Item::Pass(n.clone()), context));
+        if !fit {
+            outside.extend(needed);
+        } else {
             let tail = out.len().saturating_sub(needed.len());
             let present = out.len() >= needed.len()
-                && out[tail..].iter().zip(needed).all(|(i, n)| matches!(i, Item::Pass(q) if q.name == n.name));
+                && out[tail..].iter().zip(&needed).all(|(i, n)| matches!(i, Item::Pass(q) if q.name == n.name));
             if !present {
-                out.extend(needed.iter().cloned().map(Item::Pass));
+                out.extend(needed.into_iter().map(Item::Pass));
             }
         }
-        out.push(item.clone());
+        out.push(item);
     }
-    Sequence { items: out }
+    (out, outside)
 }
 
 /// Whether the passes of `pattern` occur in `seq` in this order, not necessarily next to

@@ -65,8 +65,13 @@ pub fn render_with(seq: &Sequence, catalog: &Catalog, opts: &RenderOptions) -> R
     Renderer { catalog, opts }.items(&seq.items, Level::Module)
 }
 
+/// Whether `item` can run inside a pipeline at `context`, bare or wrapped in adaptors.
+pub(super) fn can_run_in(catalog: &Catalog, item: &Item, context: Level) -> bool {
+    Renderer { catalog, opts: &RenderOptions::default() }.wrapper(item, context).is_ok()
+}
+
 /// The level an adaptor's body runs at, given the level it appears at.
-fn body_level(adaptor: &str, outer: Level) -> Level {
+pub(super) fn body_level(adaptor: &str, outer: Level) -> Level {
     match adaptor {
         "module" | "coro-cond" => Level::Module,
         "cgscc" | "devirt" => Level::Cgscc,

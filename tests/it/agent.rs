@@ -151,6 +151,19 @@ fn wrong_code_from_the_slp_vectorizer_differs_from_the_reference_inside_and_outs
     }
 }
 
+/// GVN reads an instruction it freed, and plain opt-22 segfaults every time: the agent runs
+/// each job on glibc's heap first, as the in-process engine does, so the crash shows inside
+/// opt-22 too (ctos-heap.so, preloaded, fills blocks only for the strict heap's runs).
+#[cfg(not(feature = "llvm19"))]
+#[test]
+fn a_crash_on_a_freed_instruction_that_plain_opt_shows_shows_inside_and_outside() {
+    let program = common::data("gvn-invariant-group-219885.ll");
+    let [(_, inside), (_, outside)] = both(&strings(&[&program, "-p", "gvn"]));
+    for runs in [&inside, &outside] {
+        assert_eq!((&runs[0]["outcome"], &runs[0]["heap"]), (&"crash".into(), &"plain".into()), "{}", runs[0]);
+    }
+}
+
 /// The scalarizer reads past a vector on its stack: the agent paints the stack of its
 /// children as the in-process engine does, so the read faults inside opt-22 too.
 #[cfg(not(feature = "llvm19"))]
@@ -348,7 +361,8 @@ fn a_worker_inside_opt_gives_each_job_what_a_child_per_job_gives() {
         let external = ExternalOpt::locate(std::path::Path::new(&opt)).unwrap();
         let agent_program = AgentProgram { ir: program.clone(), ..Default::default() };
         let mut runs = |worker_jobs: usize| {
-            let mut pool = Pool::external(1, Limits::default(), Vec::new(), &external, &agent_program).unwrap();
+            let mut pool =
+                common::one_heap(Pool::external(1, Limits::default(), Vec::new(), &external, &agent_program).unwrap());
             pool.set_worker_jobs(worker_jobs);
             let runs: Vec<_> = pipelines
                 .iter()
@@ -377,7 +391,8 @@ fn a_worker_inside_opt_gives_each_job_what_a_child_per_job_gives() {
         std::fs::write(&large, &text).unwrap();
         let mut large_module = IrModule::from_bytes(text.as_bytes(), "large", &TargetSpec::default()).unwrap();
         let large_program = AgentProgram { ir: large, ..Default::default() };
-        let mut pool = Pool::external(1, Limits::default(), Vec::new(), &external, &large_program).unwrap();
+        let mut pool =
+            common::one_heap(Pool::external(1, Limits::default(), Vec::new(), &external, &large_program).unwrap());
         for _ in 0..3 {
             let run = pool.run_one(&mut large_module, &JobSpec::optimize("instcombine")).unwrap();
             assert_eq!(run.outcome.as_str(), "ok", "{opt}: {:?}", run.message);

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use ctos::coverage::{Coverage, Granularity, Spectrum};
-use ctos::llvm::{CFrontend, IrModule, TargetSpec, VerifyEach};
-use ctos::sandbox::{ExecMode, Focus, JobSpec, Limits, Outcome, Pool, Run};
+use ctos::llvm::{CFrontend, Heap, IrModule, TargetSpec, VerifyEach};
+use ctos::sandbox::{ExecMode, Focus, HeapPolicy, JobSpec, Limits, Outcome, Pool, Run};
 
 use crate::common;
 
-use common::{many_functions_ir, ENDINGS, ENDINGS_OUTCOMES};
+use common::{data, many_functions_ir, one_heap, ENDINGS, ENDINGS_OUTCOMES};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -331,7 +331,7 @@ fn a_worker_gives_each_job_what_a_child_per_job_gives() {
         ("default<O2>", &[]),
     ];
     let runs = |worker_jobs: usize, module: &mut IrModule| {
-        let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+        let mut pool = one_heap(Pool::new(1, Limits::default(), Vec::new()).unwrap());
         pool.set_worker_jobs(worker_jobs);
         pool.set_observer(coverage.observer());
         let runs: Vec<Run> = pipelines
@@ -392,7 +392,7 @@ fn a_worker_ends_after_a_job_whose_options_it_cannot_put_back() {
     let jobs =
         [("default<O2>", vec!["-unroll-threshold=0".to_string()]), ("default<O2>", vec![]), ("default<O2>", vec![])];
     let runs = |worker_jobs: usize, module: &mut IrModule| {
-        let mut pool = Pool::new(1, Limits::default(), vec!["-unroll-threshold=1000".to_string()]).unwrap();
+        let mut pool = one_heap(Pool::new(1, Limits::default(), vec!["-unroll-threshold=1000".to_string()]).unwrap());
         pool.set_worker_jobs(worker_jobs);
         pool.set_observer(coverage.observer());
         let hashes: Vec<Option<u64>> = jobs
@@ -420,7 +420,7 @@ fn unobserved_jobs_of_a_small_program_share_a_worker() {
     let _turn = turn();
     let pipelines = ENDINGS;
     let runs = |worker_jobs: usize, module: &mut IrModule, pipelines: &[&str]| {
-        let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+        let mut pool = one_heap(Pool::new(1, Limits::default(), Vec::new()).unwrap());
         pool.set_worker_jobs(worker_jobs);
         let runs: Vec<Run> = pipelines
             .iter()
@@ -443,4 +443,48 @@ fn unobserved_jobs_of_a_small_program_share_a_worker() {
     let mut large = IrModule::from_bytes(many_functions_ir().as_bytes(), "large", &TargetSpec::default()).unwrap();
     let (_, forks) = runs(100, &mut large, &["instcombine", "instcombine", "instcombine"]);
     assert_eq!(forks, 3);
+}
+
+/// Under both heaps (the default), a job whose optimizer ends well on glibc's heap, as
+/// plain `opt` runs it, runs again on the strict heap, optimizing only; one that fails on
+/// the plain heap is not. GVN's crash on a freed instruction shows on the plain heap, and
+/// not on the strict one (the poisoned instruction reads as no load, and GVN passes over
+/// it); the scalarizer's read past its stack vector shows on the strict heap every time,
+/// and on the plain one by the luck of what the stack held.
+#[test]
+fn a_job_runs_on_the_strict_heap_when_the_plain_heap_shows_nothing_and_each_heap_adds_its_failures() {
+    let _turn = turn();
+    let load = |file: &str| {
+        let bytes = std::fs::read(data(file)).unwrap();
+        IrModule::from_bytes(&bytes, file, &TargetSpec::default()).unwrap()
+    };
+    let (crash, ok) = (Some(Outcome::Crash), Some(Outcome::Ok));
+    let cases = [
+        ("gvn-invariant-group-219885.ll", "function(gvn)", [crash, crash, ok]),
+        ("scalarizer-179880.ll", "function(scalarizer<load-store>,dce)", [crash, None, crash]),
+    ];
+    for (file, pipeline, outcomes) in cases {
+        let mut module = load(file);
+        let policies = [HeapPolicy::Both, HeapPolicy::Plain, HeapPolicy::Strict];
+        for (policy, expected) in policies.into_iter().zip(outcomes) {
+            let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+            pool.set_worker_jobs(1);
+            pool.set_heap_policy(policy);
+            let run = pool.run_one(&mut module, &JobSpec::optimize(pipeline)).unwrap();
+            if let Some(expected) = expected {
+                assert_eq!(run.outcome, expected, "{file} on the {} heap: {:?}", policy.as_str(), run.message);
+            }
+            let strict_only = policy == HeapPolicy::Strict || policy == HeapPolicy::Both && pool.forks() == 2;
+            assert_eq!(run.heap == Heap::Strict, strict_only, "{file}, {}", policy.as_str());
+        }
+    }
+    let mut module = csmith();
+    let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+    pool.set_worker_jobs(1);
+    let job = JobSpec { exec: ExecMode::Always, ..JobSpec::optimize("function(sroa,gvn)") };
+    let run = pool.run_one(&mut module, &job).unwrap();
+    assert_eq!((run.outcome, run.heap, pool.forks()), (Outcome::Ok, Heap::Plain, 2));
+    assert!(run.execution.is_some_and(|e| e.stdout.contains("checksum")), "the plain run's program ran");
+    pool.run_one(&mut module, &JobSpec::optimize("trigger-crash-function")).unwrap();
+    assert_eq!(pool.forks(), 3, "a failure on the plain heap is not run again");
 }

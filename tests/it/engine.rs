@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::common;
 
-use common::{bug, csmith};
+use common::{bug, csmith, root};
 
 struct Out {
     code: i32,
@@ -401,14 +401,57 @@ mod llvm22_bugs {
     }
 
     /// The scalarizer reads 800 bytes past a vector on the stack and uses what it finds
-    /// as a value; plain opt-22 aborts or not by the luck of its stack. A child paints its
-    /// stack with poison before the passes run, so the read value faults every time.
+    /// as a value; plain opt-22 aborts or not by the luck of its stack. On the strict heap a
+    /// child paints its stack with poison before the passes run, so the read value faults
+    /// every time; the table says when only the strict heap showed it.
     #[test]
     fn bug_179880_scalarizer_reading_past_a_stack_vector_crashes_every_time() {
+        let program = root().join("tests/data/scalarizer-179880.ll");
+        let args = [program.to_str().unwrap(), "-p", "function(scalarizer<load-store>,dce)"];
         for _ in 0..3 {
-            let lines = run_json(&[&bug("179880", "repro.ll"), "-p", "function(scalarizer<load-store>,dce)"]);
+            let lines = run_json(&args);
             assert_eq!(lines[0]["outcome"], "crash", "{}", lines[0]);
+            let table = ctos(&[&["run"][..], &args].concat());
+            let said = table.stdout.contains("only on ctos's strict heap");
+            assert_eq!(said, lines[0]["heap"] == "strict", "{} | {}", lines[0], table.stdout);
         }
+    }
+
+    /// GVN reads an instruction it freed, and plain opt-22 segfaults on it every time. The
+    /// pipeline runs on glibc's heap first, as opt runs it, so the crash shows, though the
+    /// strict heap alone hides it (the poisoned instruction reads as no load); the strict
+    /// heap's own failures come on top (`CTOS_HEAP` chooses one heap, to compare).
+    #[test]
+    fn bug_219885_gvn_reading_a_freed_instruction_crashes_as_in_plain_opt() {
+        let program = root().join("tests/data/gvn-invariant-group-219885.ll");
+        let run = |heap: Option<&str>| {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_ctos"));
+            c.args(["run", "--json", "-p", "gvn"]).arg(&program);
+            if let Some(heap) = heap {
+                c.env("CTOS_HEAP", heap);
+            }
+            let out = c.output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).find(|l| l["type"] == "run").unwrap()
+        };
+        for _ in 0..3 {
+            let plain_first = run(None);
+            assert_eq!(
+                (&plain_first["outcome"], &plain_first["heap"]),
+                (&"crash".into(), &"plain".into()),
+                "{plain_first}"
+            );
+        }
+        assert_eq!(run(Some("strict"))["outcome"], "ok");
+        let bad = Command::new(env!("CARGO_BIN_EXE_ctos"))
+            .args(["run", "-p", "gvn"])
+            .arg(&program)
+            .env("CTOS_HEAP", "poisoned")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&bad.stderr);
+        assert_eq!(bad.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("CTOS_HEAP=poisoned: the heap is plain, strict or both"), "{stderr}");
     }
 
     #[test]

@@ -30,7 +30,7 @@ fn pairs_in(dir: &Path) -> i64 {
 }
 
 /// `--reduce-programs` runs the real cvise with `ctos interesting` as its test: the C
-/// program shrinks and still fails the same way (LICM without MemorySSA aborts on any loop).
+/// program shrinks and still fails the same way (LLVM's test hook crashes on any function).
 /// One iteration of a campaign over the user's programs and pipelines, two workers; its
 /// bugs are neither reduced as IR nor localized unless `extra` sets a time for it.
 fn fuzz_fixed(out: &Path, programs: &Path, sequences: &Path, extra: &[&str]) -> (i32, String, String) {
@@ -56,7 +56,7 @@ fn reduce_programs_shrinks_the_c_program_with_cvise() {
     let original = root().join("examples/sum.c");
     std::fs::copy(&original, programs.join("sum.c")).unwrap();
     let sequences = work.path().join("sequences.txt");
-    std::fs::write(&sequences, "function(loop(licm))\n").unwrap();
+    std::fs::write(&sequences, "trigger-crash-function\n").unwrap();
     let out = work.path().join("campaign");
     let (code, _, stderr) = ctos(&[
         "fuzz",
@@ -91,9 +91,9 @@ fn reduce_programs_shrinks_the_c_program_with_cvise() {
     let reduced = std::fs::read_to_string(folder.join("program.reduced.c")).expect("program.reduced.c");
     assert!(reduced.len() < std::fs::metadata(&original).unwrap().len() as usize, "{reduced}");
     let (code, stdout, _) =
-        ctos(&["run", folder.join("program.reduced.ll").to_str().unwrap(), "-p", "function(loop(licm))", "--json"]);
+        ctos(&["run", folder.join("program.reduced.ll").to_str().unwrap(), "-p", "trigger-crash-function", "--json"]);
     assert_eq!(code, 0);
-    assert!(stdout.contains("\"outcome\":\"fatal\""), "{stdout}");
+    assert!(stdout.contains("\"outcome\":\"crash\""), "{stdout}");
 }
 
 #[cfg(feature = "llvm22")]
@@ -262,7 +262,8 @@ fn an_interrupted_campaign_resumes_without_losing_or_redoing_pairs() {
 }
 
 /// A small campaign of user programs and pipelines that fails in two ways on every
-/// program (LICM without MemorySSA aborts; trigger-crash-function crashes).
+/// program (LLVM's test hooks: trigger-verifier-error breaks the IR, trigger-crash-function
+/// crashes).
 fn small_campaign(work: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
     let programs = work.join("programs");
     if !programs.exists() {
@@ -271,7 +272,7 @@ fn small_campaign(work: &Path, out: &Path, extra: &[&str]) -> (i32, String, Stri
         std::fs::copy(root().join("tests/data/csmith-12345.c"), programs.join("b-csmith.c")).unwrap();
         std::fs::write(
             work.join("sequences.txt"),
-            "sroa,gvn\nfunction(loop(licm))\ntrigger-crash-function\n# a comment\ninstcombine,simplifycfg\n",
+            "sroa,gvn\ntrigger-verifier-error\ntrigger-crash-function\n# a comment\ninstcombine,simplifycfg\n",
         )
         .unwrap();
     }

@@ -281,6 +281,58 @@ fn a_seeds_campaign_runs_each_seeds_own_pipeline_under_its_options() {
     }
 }
 
+/// LLVM's test of mutually recursive coroutines runs `cgscc(coro-split)` alone, written for
+/// an LLVM that allowed it; LLVM 23's verifier rejects a coroutine split before CoroEarly,
+/// on purpose. As a seed on LLVM 23, its own pipeline runs with `coro-early` added (and the
+/// change counted), and the same pipeline given as a campaign's sequence, as written, is a
+/// mistake of the pipeline's: no bug either way. `ctos run` says which is which.
+#[test]
+fn a_seed_whose_pipeline_breaks_a_pass_order_llvm_23_checks_runs_with_the_pass_and_gives_no_bug() {
+    let opt23 = root().join("llvm-23/bin/opt");
+    assert!(opt23.exists(), "{} is missing: run scripts/setup.sh", opt23.display());
+    let opt23 = opt23.to_str().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let seeds = work.path().join("seeds");
+    std::fs::create_dir(&seeds).unwrap();
+    let seed = seeds.join("coro-split.ll");
+    std::fs::copy(root().join("tests/data/seed-coro-split.ll"), &seed).unwrap();
+    let out = work.path().join("camp");
+    let extra = ["--opt", opt23, "--seeds", seeds.to_str().unwrap(), "--generator", "seeds"];
+    let (code, stdout, stderr) = campaign(&out, "cgscc(coro-split)\n", &extra);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("0 failures, 0 unique bugs"), "{stdout}");
+    let said = format!("{stdout}{stderr}");
+    assert!(said.contains("1 pipelines with coro-early added before coro-split, which LLVM 23 requires"), "{said}");
+    let db = rusqlite::Connection::open(out.join("campaign.sqlite")).unwrap();
+    let own: String = db
+        .query_row("SELECT pipeline FROM sequences JOIN own_sequences ON sequence = id ORDER BY id", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(own, "coro-early,cgscc(coro-split)");
+    let stats: Value = serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
+    assert_eq!(stats["misuse_pairs"], 1, "{stats}");
+
+    let (code, records, stderr) = ctos(&[
+        "run",
+        seed.to_str().unwrap(),
+        "--opt",
+        opt23,
+        "--json",
+        "--passes",
+        "cgscc(coro-split)",
+        "--passes",
+        "coro-early,cgscc(coro-split)",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let runs: Vec<Value> =
+        records.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()).filter(|r| r["type"] == "run").collect();
+    assert_eq!(runs[0]["outcome"], "invalid-ir", "{records}");
+    assert!(
+        runs[0]["pipeline_mistake"].as_str().is_some_and(|m| m.contains("coro-early must run before")),
+        "{records}"
+    );
+    assert_eq!((&runs[1]["outcome"], &runs[1]["pipeline_mistake"]), (&Value::from("ok"), &Value::Null), "{records}");
+}
+
 /// Dev bug 121584's function alone, as a lit test without a driver (LLVM 19): the
 /// campaign generates a driver for it, finds the miscompilation by running the function on
 /// the driver's inputs, and the bug folder carries the driver, whose README commands show

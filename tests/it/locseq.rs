@@ -86,18 +86,30 @@ fn a_sequence_that_does_not_fail_is_reported_and_nothing_else_happens() {
     assert!(out.stderr.contains("does not reproduce"), "{}", out.stderr);
 }
 
-/// LICM outside `loop-mssa` is a fatal error on every program with a loop: no mutant of
-/// the program is bug-free, and the report says what the ranking then rests on.
+/// LLVM's test hook crashes on every function: no mutant of the program is bug-free, and
+/// the report says what the ranking then rests on.
 #[test]
 fn a_program_search_without_witnesses_says_so() {
-    let seq = temp("licm-seq.txt");
-    std::fs::write(&seq, "function(loop(licm))\n").unwrap();
+    let seq = temp("crash-seq.txt");
+    std::fs::write(&seq, "trigger-crash-function\n").unwrap();
     let sum = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/sum.c");
     let report = isolate(&[seq.to_str().unwrap(), sum.to_str().unwrap(), "--strategy", "diwi", "--max-evals", "20"]);
     let isolation = &report["isolation"];
     assert_eq!(isolation["stats"]["passing"], 0, "{isolation}");
     let notes = isolation["notes"].to_string();
     assert!(notes.contains("no bug-free mutant found"), "{notes}");
+}
+
+/// `LICM requires MemorySSA` says the pipeline was wrong, not LLVM: nothing to isolate.
+#[test]
+fn a_pipeline_that_breaks_a_passs_precondition_is_not_a_bug_to_isolate() {
+    let seq = temp("licm-seq.txt");
+    std::fs::write(&seq, "function(loop(licm))\n").unwrap();
+    let sum = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/sum.c");
+    let out = locseq(&["isolate", seq.to_str().unwrap(), sum.to_str().unwrap(), "--time", "5"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("not a bug: LLVM says the pipeline"), "{}", out.stderr);
+    assert!(out.stderr.contains("licm runs only inside loop-mssa"), "{}", out.stderr);
 }
 
 /// A bug folder in the bench's format whose `type` is crash, as its user calls an
@@ -115,9 +127,11 @@ fn a_crash_folder_whose_pattern_names_an_llvm_error_isolates_as_that_fatal_error
         .status()
         .unwrap();
     assert!(ir.success());
-    std::fs::write(folder.join("seq.txt"), "function(loop(licm))\n").unwrap();
+    // InstCombine asked to reach its fixpoint in no iteration stops with an LLVM ERROR on
+    // any function it would change.
+    std::fs::write(folder.join("seq.txt"), "function(sroa,instcombine<max-iterations=0;verify-fixpoint>)\n").unwrap();
     std::fs::write(folder.join("meta.json"), r#"{"type": "crash", "title": "opt crashes", "fix_files": []}"#).unwrap();
-    let conf = "TYPE=\"crash\"\nPATTERN='LLVM ERROR: LICM requires MemorySSA'\nEXTRA=\"\"\n";
+    let conf = "TYPE=\"crash\"\nPATTERN='LLVM ERROR: Instruction Combining'\nEXTRA=\"\"\n";
     std::fs::write(folder.join("oracle.conf"), conf).unwrap();
     let report = isolate(&[folder.to_str().unwrap(), "--max-evals", "40"]);
     assert_eq!(report["isolation"]["failure"]["kind"], "fatal", "{}", report["isolation"]);
@@ -148,6 +162,19 @@ mod llvm22 {
         let mut args = vec![files[0].as_str(), files[1].as_str(), "--llvm-arg=-slp-threshold=-99999"];
         args.extend_from_slice(extra);
         isolate(&args)
+    }
+
+    /// GVN's crash on an instruction it freed, which plain opt-22 shows every time (and
+    /// the strict heap alone hides): locseq reproduces it and isolates it.
+    #[test]
+    fn bug_219885_a_crash_plain_opt_shows_reproduces() {
+        let seq = temp("gvn-seq.txt");
+        std::fs::write(&seq, "gvn\n").unwrap();
+        let program = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/gvn-invariant-group-219885.ll");
+        let report = isolate(&[seq.to_str().unwrap(), program.to_str().unwrap(), "--max-evals", "60"]);
+        let i = &report["isolation"];
+        assert_eq!(i["failure"]["kind"], "crash", "{i}");
+        assert_eq!(i["culprit"]["name"], "gvn", "{}", i["culprit"]);
     }
 
     #[test]

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _, Result};
 use ctos::cli::{catalog_for, InputArgs, LimitArgs};
 use ctos::coverage::{Coverage, Granularity, Summary};
-use ctos::llvm::VerifyEach;
+use ctos::llvm::{Heap, VerifyEach};
+use ctos::oracle::{observe, Observation};
 use ctos::output as json;
 use ctos::program::Subject;
 use ctos::sandbox::{run_batch, signal_name, BatchItem, ExecMode, ExecStatus, Execution, JobSpec, Run};
@@ -76,6 +77,12 @@ struct RunRecord<'a> {
     /// Same status and output as the unoptimized program (null without --exec).
     matches_reference: Option<bool>,
     coverage: Option<Summary>,
+    /// The heap of the run that gave this record: `strict` when only ctos's strict heap
+    /// shows its failure (on glibc's own, as plain `opt` runs, the optimizer ended well).
+    heap: Heap,
+    /// What the pipeline needed, when LLVM's message says it broke a pass's precondition
+    /// (a mistake in the pipeline, not a bug).
+    pipeline_mistake: Option<&'static str>,
 }
 
 /// How an execution ended, in `run` and `reference` records; all null without one.
@@ -282,6 +289,10 @@ fn emit(
     }
     let hash = run.ir_hash.map(|h| format!("{h:016x}"));
     let execution = run.execution.as_ref();
+    let mistake = match observe(run, reference) {
+        Observation::Misuse(needed) => Some(needed),
+        _ => None,
+    };
     let matches_reference = execution.zip(reference).map(|(e, r)| e.status == r.status && e.stdout == r.stdout);
     if args.json {
         let record = RunRecord {
@@ -303,6 +314,8 @@ fn emit(
             exec: ExecRecord::of(execution),
             matches_reference,
             coverage,
+            heap: run.heap,
+            pipeline_mistake: mistake,
         };
         json::emit("run", &record)?;
     } else {
@@ -330,6 +343,15 @@ fn emit(
         }
         if let Some(message) = &run.message {
             writeln!(out, "      {message}")?;
+        }
+        if run.heap == Heap::Strict {
+            writeln!(
+                out,
+                "      only on ctos's strict heap: on glibc's own, as plain opt runs, the optimizer ends well"
+            )?;
+        }
+        if let Some(needed) = mistake {
+            writeln!(out, "      a mistake in the pipeline, not a bug: {needed}")?;
         }
         if let Some(c) = coverage {
             writeln!(out, "      covered {} {} in {} files", c.elements, c.granularity, c.files.len())?;

@@ -152,6 +152,9 @@ fn judge(program: &Path, pipeline: &str, r: &Reproducer, llvm: &Llvm, answer: &m
         Observation::Rejected => {
             answer.note = Some(format!("refuses the pipeline: {}", run.message.as_deref().unwrap_or("")));
         }
+        Observation::Misuse(needed) => {
+            answer.note = Some(format!("says the pipeline is wrong: {needed}"));
+        }
         Observation::Clean => answer.fires = Some(false),
         Observation::Fails(f) => {
             let same = f.kind == r.kind && failed_in_pass(&run, pipeline, r.culprit).unwrap_or(true);

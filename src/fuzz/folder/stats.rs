@@ -42,6 +42,9 @@ struct Snapshot {
     failures: i64,
     /// Pairs LLVM refused to run (a bug of ours: input is checked before a campaign starts).
     rejected_pairs: i64,
+    /// Pairs whose pipeline broke a pass's precondition, as LLVM's message says (a seed's
+    /// own pipeline, written for another LLVM): neither failures nor votes.
+    misuse_pairs: i64,
     bugs: usize,
     bugs_by_kind: BTreeMap<String, usize>,
     /// Random sequences dropped because a known bug's reduced sequence or an --exclude
@@ -218,6 +221,7 @@ impl Stats {
             programs_tested,
             failures,
             rejected_pairs: store.rejected_pairs()?,
+            misuse_pairs: store.misuse_pairs()?,
             bugs: bugs.len(),
             bugs_by_kind,
             excluded_sequences: store.excluded()?,
@@ -237,6 +241,9 @@ impl Stats {
         let kinds: Vec<String> = s.bugs_by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let mut rejected =
             if s.rejected_pairs > 0 { format!(" | {} rejected", s.rejected_pairs) } else { String::new() };
+        if s.misuse_pairs > 0 {
+            rejected.push_str(&format!(" | {} broke a pass's precondition", s.misuse_pairs));
+        }
         if s.emi_mismatches > 0 {
             rejected.push_str(&format!(" | {} EMI variants print differently (a ctos bug)", s.emi_mismatches));
         }

@@ -136,6 +136,10 @@ pub struct FailureCount {
     pub count: i64,
 }
 
+/// The outcome a pair is kept with when its pipeline broke a pass's precondition, as
+/// LLVM's message says ([`crate::oracle::Observation::Misuse`]): neither a failure nor a vote.
+pub const MISUSE: &str = "misuse";
+
 pub fn now() -> String {
     let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     format!("{secs}")
@@ -484,7 +488,16 @@ impl Store {
 
     /// Pairs whose pipeline LLVM refused: none, when the campaign's input was checked.
     pub fn rejected_pairs(&self) -> Result<i64> {
-        Ok(self.db.query_row("SELECT COUNT(*) FROM pairs WHERE outcome = 'rejected'", [], |r| r.get(0))?)
+        self.pairs_with_outcome("rejected")
+    }
+
+    /// Pairs whose pipeline broke a pass's precondition, as LLVM said (outcome [`MISUSE`]).
+    pub fn misuse_pairs(&self) -> Result<i64> {
+        self.pairs_with_outcome(MISUSE)
+    }
+
+    fn pairs_with_outcome(&self, outcome: &str) -> Result<i64> {
+        Ok(self.db.query_row("SELECT COUNT(*) FROM pairs WHERE outcome = ?1", [outcome], |r| r.get(0))?)
     }
 
     /// What each generator's programs gave: programs tested, pairs, failures, and bugs

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fuzz::folder::store;
 use crate::llvm::{IrModule, TargetSpec};
+use crate::seq::random::with_preconditions;
 use crate::seq::{render_with, Catalog, Pass, RenderOptions, Sequence};
 
 /// One usable seed: a module, one set of options its RUN lines give, and the pipelines
@@ -30,10 +31,13 @@ pub struct SeedEntry {
     pub pipelines: Vec<String>,
 }
 
-/// Seeds left out, by reason, with a few of their files.
+/// Seeds left out, by reason, with a few of their files; and what was changed in the seeds
+/// kept, by reason, so that they run here as their tests meant and safely.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LeftOut {
     pub reasons: BTreeMap<String, LeftOutReason>,
+    #[serde(default)]
+    pub changed: BTreeMap<String, LeftOutReason>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -42,13 +46,22 @@ pub struct LeftOutReason {
     pub examples: Vec<String>,
 }
 
+impl LeftOutReason {
+    fn add(&mut self, file: &Path) {
+        self.count += 1;
+        if self.examples.len() < 3 {
+            self.examples.push(file.display().to_string());
+        }
+    }
+}
+
 impl LeftOut {
     fn add(&mut self, reason: &str, file: &Path) {
-        let r = self.reasons.entry(reason.to_string()).or_default();
-        r.count += 1;
-        if r.examples.len() < 3 {
-            r.examples.push(file.display().to_string());
-        }
+        self.reasons.entry(reason.to_string()).or_default().add(file);
+    }
+
+    fn add_change(&mut self, change: &str, file: &Path) {
+        self.changed.entry(change.to_string()).or_default().add(file);
     }
 
     pub fn total(&self) -> usize {
@@ -57,9 +70,13 @@ impl LeftOut {
 
     /// `12 do not parse, 3 run no opt` for a status line.
     pub fn summary(&self) -> String {
-        let parts: Vec<String> = self.reasons.iter().map(|(why, r)| format!("{} {why}", r.count)).collect();
-        parts.join(", ")
+        counted(&self.reasons)
     }
+}
+
+fn counted(reasons: &BTreeMap<String, LeftOutReason>) -> String {
+    let parts: Vec<String> = reasons.iter().map(|(why, r)| format!("{} {why}", r.count)).collect();
+    parts.join(", ")
 }
 
 /// What became of a campaign's `--seeds`, for its report.
@@ -107,6 +124,9 @@ impl SeedStats {
             self.left_out.total(),
             if self.left_out.total() > 0 { format!(": {}", self.left_out.summary()) } else { String::new() }
         )];
+        if !self.left_out.changed.is_empty() {
+            lines.push(format!("seeds changed to run here: {}", counted(&self.left_out.changed)));
+        }
         if !self.skipped.is_empty() {
             let parts: Vec<String> = self.skipped.iter().map(|(why, n)| format!("{n} {why}")).collect();
             lines.push(format!("seed programs skipped when tested: {}", parts.join(", ")));
@@ -227,8 +247,16 @@ pub fn load(dirs: &[PathBuf], catalog: &Catalog, render: &RenderOptions) -> Resu
             bail!("--seeds {}: no .ll or .bc files", dir.display());
         }
         for file in files {
-            match seed_entries(&file, catalog, render) {
-                Ok(entries) => seeds.extend(entries),
+            let mut changed = Vec::new();
+            match seed_entries(&file, catalog, render, &mut changed) {
+                Ok(entries) => {
+                    seeds.extend(entries);
+                    changed.sort();
+                    changed.dedup();
+                    for change in changed {
+                        left_out.add_change(&change, &file);
+                    }
+                }
                 Err(reason) => left_out.add(&reason, &file),
             }
         }
@@ -236,8 +264,14 @@ pub fn load(dirs: &[PathBuf], catalog: &Catalog, render: &RenderOptions) -> Resu
     Ok((seeds, left_out))
 }
 
-/// The entries of one seed file (one per distinct set of options), or why it is left out.
-fn seed_entries(file: &Path, catalog: &Catalog, render: &RenderOptions) -> Result<Vec<SeedEntry>, String> {
+/// The entries of one seed file (one per distinct set of options), or why it is left out;
+/// what was changed in them goes into `changed`.
+fn seed_entries(
+    file: &Path,
+    catalog: &Catalog,
+    render: &RenderOptions,
+    changed: &mut Vec<String>,
+) -> Result<Vec<SeedEntry>, String> {
     let bytes = crate::files::read_regular(file).map_err(|_| "cannot be read".to_string())?;
     let text = String::from_utf8_lossy(&bytes);
     let lines = run_lines(&text);
@@ -249,7 +283,11 @@ fn seed_entries(file: &Path, catalog: &Catalog, render: &RenderOptions) -> Resul
             let text = c.pipeline.ok_or("an opt RUN line without -passes")?;
             let seq =
                 Sequence::parse_with(&text, catalog, render).map_err(|_| "a pipeline the catalog does not know")?;
-            let rendered = render_with(&seq, catalog, render).map_err(|e| e.to_string())?;
+            let fixed = with_preconditions(&seq, catalog);
+            if fixed != seq {
+                changed.push(preconditions_added(&seq, catalog));
+            }
+            let rendered = render_with(&fixed, catalog, render).map_err(|e| e.to_string())?;
             Ok((c.options, rendered))
         });
         match pipeline {
@@ -287,6 +325,22 @@ fn seed_entries(file: &Path, catalog: &Catalog, render: &RenderOptions) -> Resul
         entries.push(SeedEntry { file: name.clone(), options, pipelines });
     }
     Ok(entries)
+}
+
+/// What a seed's pipeline `seq` was given to meet this LLVM's preconditions
+/// (`passes/preconditions.tsv`): `coro-early added before coro-split`.
+fn preconditions_added(seq: &Sequence, catalog: &Catalog) -> String {
+    let mut added: Vec<String> = seq
+        .passes()
+        .iter()
+        .filter(|p| !catalog.preconditions(&p.name).is_empty())
+        .map(|p| {
+            let needed: Vec<String> = catalog.preconditions(&p.name).iter().map(ToString::to_string).collect();
+            format!("{} added before {}", needed.join(","), p.name)
+        })
+        .collect();
+    added.dedup();
+    format!("pipelines with {}, which LLVM {} requires", added.join("; "), catalog.llvm_major)
 }
 
 /// One in this many drawn seeds runs with one of its knobs changed: a test's thresholds and
@@ -407,7 +461,7 @@ pub fn perturbed<R: Rng + ?Sized>(
                 None => continue,
             },
         }
-        if let Ok(text) = render_with(&Sequence::flat(p), catalog, render) {
+        if let Ok(text) = render_with(&with_preconditions(&Sequence::flat(p), catalog), catalog, render) {
             if text != pipeline && !out.contains(&text) {
                 out.push(text);
             }

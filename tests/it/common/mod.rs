@@ -22,6 +22,18 @@ pub fn csmith() -> String {
     root().join("tests/data/csmith-12345.c").display().to_string()
 }
 
+/// A file of tests/data.
+pub fn data(file: &str) -> String {
+    root().join("tests/data").join(file).display().to_string()
+}
+
+/// `pool` with its jobs on glibc's heap alone: a test that counts a pool's forks counts its
+/// workers', not the strict heap's runs after each plain one that ended well.
+pub fn one_heap(mut pool: ctos::sandbox::Pool) -> ctos::sandbox::Pool {
+    pool.set_heap_policy(ctos::sandbox::HeapPolicy::Plain);
+    pool
+}
+
 /// Pipelines that end in every way a worker must outlive or not: LLVM's fatal error (LICM
 /// without MemorySSA), a crash, IR broken by the end, and good ones (`default<O2>` twice).
 pub const ENDINGS: [&str; 8] = [
