@@ -205,6 +205,13 @@ fn a_newer_opt_without_llvm_reduce_gets_a_reduced_text_program_from_the_linked_o
     assert!(command.starts_with(opt23.to_str().unwrap()) && command.contains(" reduced.ll"), "{command}");
     let out = sh(&folder, command);
     assert_eq!(out.status.code(), Some(139), "{}", String::from_utf8_lossy(&out.stderr));
+    // The draft for LLVM's tracker names opt as its reader has it, the version on a line of
+    // its own; nothing of this machine's paths.
+    let issue = std::fs::read_to_string(folder.join("ISSUE.md")).unwrap();
+    assert!(issue.contains("```sh\n# LLVM 23.1.4 (opt --version)\nopt -passes="), "{issue}");
+    for path in [common::root().display().to_string(), "llvm-23/bin".to_string(), work.path().display().to_string()] {
+        assert!(!issue.contains(&path), "ISSUE.md names {path}: {issue}");
+    }
 }
 
 /// LLVM 22's SLP vectorizer miscompile (bench bug 180456), its function linked with its

@@ -533,6 +533,19 @@ pub(in crate::fuzz) struct Tools {
     pub version: String,
 }
 
+impl Tools {
+    /// The tools as a report for LLVM's tracker names them: as the reader has them, with
+    /// the version said once ([`Tools::version_line`]), not by this machine's paths.
+    pub(in crate::fuzz) fn as_anyone_has_them(c: &Campaign) -> Tools {
+        Tools { opt: "opt".into(), lli: "lli".into(), link: "llvm-link".into(), version: c.llvm.version() }
+    }
+
+    /// A shell comment that says which LLVM the commands are for.
+    pub(in crate::fuzz) fn version_line(&self) -> String {
+        format!("# LLVM {} (opt --version)\n", self.version)
+    }
+}
+
 pub(in crate::fuzz) fn tools(c: &Campaign) -> Tools {
     let version = c.llvm.version();
     match &c.llvm {
@@ -565,9 +578,15 @@ pub(in crate::fuzz) fn tools(c: &Campaign) -> Tools {
 }
 
 /// The shell lines that show `bug`'s kind of failure with plain `opt` (and `lli` for wrong
-/// code) running `pipeline` on `program`, as the campaign ran LLVM.
-pub(in crate::fuzz) fn opt_commands(c: &Campaign, bug: &BugRow, pipeline: &str, program: &str) -> String {
-    let Tools { opt, lli, link, .. } = tools(c);
+/// code) running `pipeline` on `program`, as the campaign ran LLVM, with `tools`.
+pub(in crate::fuzz) fn opt_commands(
+    c: &Campaign,
+    tools: &Tools,
+    bug: &BugRow,
+    pipeline: &str,
+    program: &str,
+) -> String {
+    let Tools { opt, lli, link, .. } = tools;
     let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
     let args: String =
         c.config.llvm_args.iter().chain(&own_options(c, bug)).map(|a| format!(" {}", shell_quote(a))).collect();
@@ -638,7 +657,7 @@ fn readme(c: &Campaign, bug: &BugRow, failure: &Failure, last: &Run, program: &s
         text.push_str(&format!("LLVM says: `{m}`\n\n"));
     }
     text.push_str("## Reproduce\n\nWith opt:\n\n```sh\n");
-    text.push_str(&opt_commands(c, bug, &bug.reduced, program));
+    text.push_str(&opt_commands(c, &tools(c), bug, &bug.reduced, program));
     let exec = match (failure.kind == FailureKind::WrongCode, has_driver(c, bug)) {
         (true, true) => format!(" --exec --driver {DRIVER}"),
         (true, false) => " --exec".to_string(),

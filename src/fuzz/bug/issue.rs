@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::fuzz::bug::bugs::{opt_commands, tools};
+use crate::fuzz::bug::bugs::{opt_commands, tools, Tools};
 use crate::fuzz::bug::fires;
 use crate::fuzz::bug::fires::{fires_line, FiresOn};
 use crate::fuzz::bug::interesting::{Baseline, FILLS};
@@ -236,7 +236,7 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
         Some(IrReduction { note: Some(note), .. }) => text.push_str(&format!("Not reduced: {note}.\n\n")),
         _ => {}
     }
-    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, bug, findings.pipeline(bug), &file)));
+    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, &tools(c), bug, findings.pipeline(bug), &file)));
     text.push_str(&findings.bisected.as_ref().map(Bisected::text).unwrap_or_default());
     text.push_str(&another_culprit_note(bug, findings));
     text.push_str(&stale_analysis_note(bug, findings));
@@ -250,7 +250,7 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
         text.push('\n');
     }
     if let Some(s) = &findings.suspects {
-        text.push_str(&suspects_lines(s));
+        text.push_str(&suspects_lines(s, &s.command));
         text.push('\n');
     }
     text.push_str("`ISSUE.md` drafts the report for LLVM's tracker.\n\n");
@@ -311,13 +311,15 @@ fn stale_analysis_note(bug: &BugRow, findings: &Findings) -> String {
     )
 }
 
-fn suspects_lines(s: &Suspects) -> String {
+/// The culprit and suspected files, found by `command` (the localization's, as it ran or
+/// as it runs elsewhere).
+fn suspects_lines(s: &Suspects, command: &str) -> String {
     let culprit = match (&s.culprit, &s.class) {
         (Some(p), Some(c)) => format!("`{p}` ({c})"),
         (Some(p), None) => format!("`{p}`"),
         _ => "not found".to_string(),
     };
-    let mut text = format!("Culprit pass: {culprit}; suspected files (`{}`, {} s):\n", s.command, s.seconds);
+    let mut text = format!("Culprit pass: {culprit}; suspected files (`{command}`, {} s):\n", s.seconds);
     for (i, file) in s.files.iter().enumerate() {
         text.push_str(&format!("{}. `{file}`\n", i + 1));
     }
@@ -370,7 +372,10 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
         },
         tools(c).version
     );
-    text.push_str(&format!("```sh\n{}```\n\n", opt_commands(c, bug, findings.pipeline(bug), &file)));
+    // Read on another machine: its tools by their names, the version said once.
+    let tools = Tools::as_anyone_has_them(c);
+    let commands = opt_commands(c, &tools, bug, findings.pipeline(bug), &file);
+    text.push_str(&format!("```sh\n{}{commands}```\n\n", tools.version_line()));
     text.push_str(&findings.bisected.as_ref().map(Bisected::text).unwrap_or_default());
     text.push_str(&another_culprit_note(bug, findings));
     if (1..=INLINE_LINES).contains(&lines) {
@@ -389,20 +394,19 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
     if let Some(all) = &findings.fires_on {
         text.push_str("## Versions\n\n");
         for f in all {
-            let how = f.opt.as_ref().map_or("linked into ctos".to_string(), |o| o.display().to_string());
             let verdict = match f.fires {
                 Some(true) => "fires",
                 Some(false) => "does not fire",
                 None => "cannot tell",
             };
             let note = f.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
-            text.push_str(&format!("* LLVM {} ({how}): {verdict}{note}\n", f.llvm));
+            text.push_str(&format!("* LLVM {}: {verdict}{note}\n", f.llvm));
         }
         text.push('\n');
     }
     if let Some(s) = &findings.suspects {
         text.push_str("## Where to look\n\n");
-        text.push_str(&suspects_lines(s));
+        text.push_str(&suspects_lines(s, &s.portable_command()));
         text.push('\n');
     }
     text.push_str(&production_note(c, findings.pipeline(bug)));

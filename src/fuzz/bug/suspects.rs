@@ -24,6 +24,18 @@ pub struct Suspects {
     pub note: Option<String>,
     /// The command that ran (and that gives the full ranking).
     pub command: String,
+    /// The same command as anyone with the bug folder runs it: the folder by its name, the
+    /// `opt` by its (for a report read on another machine).
+    #[serde(default)]
+    pub portable: Option<String>,
+}
+
+impl Suspects {
+    /// The command as a report for LLVM's tracker shows it (that of an older ctos's folder:
+    /// as it ran).
+    pub fn portable_command(&self) -> String {
+        self.portable.clone().unwrap_or_else(|| self.command.clone())
+    }
 }
 
 /// `locseq isolate FOLDER` with `budget` for the whole isolation.
@@ -31,16 +43,21 @@ pub fn localize(folder: &Path, budget: Duration, jobs: usize, seed: u64, opt: Op
     let started = Instant::now();
     let locseq = std::env::current_exe().ok().and_then(|e| Some(e.parent()?.join("locseq"))).filter(|p| p.is_file());
     let time = format!("{}s", budget.as_secs().max(1));
-    let mut args = vec!["isolate".to_string(), folder.display().to_string(), "--time".into(), time];
-    args.extend(["-j".into(), jobs.max(1).to_string(), "--seed".into(), seed.to_string()]);
-    if let Some(opt) = opt {
-        args.extend(["--opt".into(), opt.display().to_string()]);
-    }
-    let command = std::iter::once("locseq".to_string())
-        .chain(args.iter().map(|a| crate::output::shell_quote(a)))
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut suspects = Suspects { command, ..Default::default() };
+    let options = ["--time".into(), time, "-j".into(), jobs.max(1).to_string(), "--seed".into(), seed.to_string()];
+    let command_of = |folder: String, opt: Option<String>| -> (Vec<String>, String) {
+        let mut args = vec!["isolate".to_string(), folder];
+        args.extend(options.iter().cloned());
+        args.extend(opt.into_iter().flat_map(|o| ["--opt".to_string(), o]));
+        let line = std::iter::once("locseq".to_string())
+            .chain(args.iter().map(|a| crate::output::shell_quote(a)))
+            .collect::<Vec<_>>()
+            .join(" ");
+        (args, line)
+    };
+    let (args, command) = command_of(folder.display().to_string(), opt.map(|o| o.display().to_string()));
+    let name = folder.file_name().map_or_else(|| folder.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let (_, portable) = command_of(name, opt.map(|_| "opt".to_string()));
+    let mut suspects = Suspects { command, portable: Some(portable), ..Default::default() };
     let Some(locseq) = locseq else {
         suspects.note = Some("locseq is not installed beside ctos".into());
         return suspects;
@@ -77,5 +94,23 @@ fn read_records(stdout: &str, suspects: &mut Suspects) {
     }
     if suspects.files.is_empty() {
         suspects.note = Some("the localization ranked no file".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report read on another machine names the bug folder and `opt` as its reader has
+    /// them; the folder's README keeps the command as it ran here.
+    #[test]
+    fn the_command_for_a_report_names_the_folder_and_opt_as_anyone_has_them() {
+        let folder = Path::new("/home/me/camp/bugs/0001-crash-gvn");
+        let s = localize(folder, Duration::from_secs(30), 2, 7, Some(Path::new("/opt/llvm 23/bin/opt")));
+        assert_eq!(s.portable_command(), "locseq isolate 0001-crash-gvn --time 30s -j 2 --seed 7 --opt opt");
+        assert_eq!(
+            s.command,
+            "locseq isolate /home/me/camp/bugs/0001-crash-gvn --time 30s -j 2 --seed 7 --opt '/opt/llvm 23/bin/opt'"
+        );
     }
 }
