@@ -10,6 +10,7 @@ use crate::fuzz::bug::reduce_ir;
 use crate::fuzz::config::CampaignConfig;
 use crate::fuzz::programs::candidate::program_files;
 use crate::fuzz::programs::pool;
+use crate::fuzz::programs::seed_options::OptionKinds;
 use crate::fuzz::programs::seeds;
 use crate::fuzz::programs::seeds::{LeftOut, SeedEntry};
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
@@ -80,7 +81,7 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, llvm: &Llvm) -> 
         check_programs(dir, &target)?;
     }
     check_generators(config, llvm)?;
-    let seeds = check_seeds(config, catalog)?;
+    let seeds = check_seeds(config, catalog, llvm)?;
     if config.reduce_programs && find_on_path("cvise").is_none() {
         bail!("--reduce-programs needs cvise (scripts/setup.sh installs it)");
     }
@@ -95,7 +96,7 @@ pub(super) fn check(config: &CampaignConfig, catalog: &Catalog, llvm: &Llvm) -> 
 }
 
 /// The seeds of `--seeds`, for the generators that use them: at least one usable.
-fn check_seeds(config: &CampaignConfig, catalog: &Catalog) -> Result<Option<(Vec<SeedEntry>, LeftOut)>> {
+fn check_seeds(config: &CampaignConfig, catalog: &Catalog, llvm: &Llvm) -> Result<Option<(Vec<SeedEntry>, LeftOut)>> {
     let mix = &config.generator;
     if config.seeds_dirs.is_empty() {
         if mix.has(Generator::Seeds) {
@@ -109,7 +110,11 @@ fn check_seeds(config: &CampaignConfig, catalog: &Catalog) -> Result<Option<(Vec
     if !mix.has(Generator::Seeds) && !mix.has(Generator::IrMutate) {
         bail!("--seeds feeds the seeds and ir-mutate generators; --generator {mix} uses neither");
     }
-    let (seeds, left_out) = seeds::load(&config.seeds_dirs, catalog, &config.render())?;
+    // Which of the seeds' options take file names, as the LLVM under test's opt says.
+    let help = crate::llvm::opt_hidden_options(&llvm.opt_path())
+        .map_err(|e| anyhow::anyhow!("--seeds: cannot ask opt which options name files: {e}"))?;
+    let kinds = OptionKinds::from_help(&help);
+    let (seeds, left_out) = seeds::load(&config.seeds_dirs, catalog, &config.render(), &kinds)?;
     if seeds.is_empty() {
         bail!("--seeds: no seed this LLVM can use ({} left out: {})", left_out.total(), left_out.summary());
     }

@@ -38,6 +38,8 @@ pub struct Catalog {
     analyses: HashMap<String, usize>,
     legacy: HashMap<String, Legacy>,
     unsafe_reasons: BTreeMap<String, String>,
+    /// Passes that write files or start programs (`passes/outside.tsv`), with what they do.
+    outside: BTreeMap<String, String>,
     /// Set name -> pipeline texts of its members (checked against this version on load).
     sets: BTreeMap<String, Vec<String>>,
     /// Set members that do not exist in this LLVM version, with the set they came from.
@@ -55,6 +57,7 @@ const PRODUCTION_19: &str = include_str!("../../passes/production.llvm19.txt");
 const LOCSEQ: &str = include_str!("../../passes/locseq.txt");
 const CTOS: &str = include_str!("../../passes/ctos.txt");
 const UNSAFE: &str = include_str!("../../passes/unsafe.tsv");
+const OUTSIDE: &str = include_str!("../../passes/outside.tsv");
 const LEGACY: &str = include_str!("../../passes/legacy.tsv");
 const PRECONDITIONS: &str = include_str!("../../passes/preconditions.tsv");
 const MISUSE: &str = include_str!("../../passes/misuse.tsv");
@@ -73,6 +76,26 @@ pub const SET_NAMES: &[&str] = &["locseq", "ctos", "o3", "production", "safe", "
 
 fn data_lines(text: &str) -> impl Iterator<Item = &str> {
     text.lines().map(str::trim_end).filter(|l| !l.is_empty() && !l.starts_with('#'))
+}
+
+/// `name<TAB>reason` lines of `table` for the passes among `entries` they name (a name
+/// ending in `*`: every pass whose name starts with what precedes it).
+fn reasons_by_pass(table: &str, entries: &[Entry], index: &HashMap<String, usize>) -> BTreeMap<String, String> {
+    let mut reasons = BTreeMap::new();
+    for (name, reason) in data_lines(table).filter_map(|line| line.split_once('\t')) {
+        match name.strip_suffix('*') {
+            Some(prefix) => {
+                for e in entries.iter().filter(|e| e.kind == Kind::Pass && e.name.starts_with(prefix)) {
+                    reasons.entry(e.name.clone()).or_insert_with(|| reason.to_string());
+                }
+            }
+            None if index.contains_key(name) => {
+                reasons.insert(name.to_string(), reason.to_string());
+            }
+            None => {}
+        }
+    }
+    reasons
 }
 
 impl Catalog {
@@ -126,20 +149,8 @@ impl Catalog {
                 (old.to_string(), entry)
             })
             .collect();
-        let mut unsafe_reasons = BTreeMap::new();
-        for (name, reason) in data_lines(UNSAFE).filter_map(|line| line.split_once('\t')) {
-            match name.strip_suffix('*') {
-                Some(prefix) => {
-                    for e in entries.iter().filter(|e| e.kind == Kind::Pass && e.name.starts_with(prefix)) {
-                        unsafe_reasons.entry(e.name.clone()).or_insert_with(|| reason.to_string());
-                    }
-                }
-                None if index.contains_key(name) => {
-                    unsafe_reasons.insert(name.to_string(), reason.to_string());
-                }
-                None => {}
-            }
-        }
+        let unsafe_reasons = reasons_by_pass(UNSAFE, &entries, &index);
+        let outside = reasons_by_pass(OUTSIDE, &entries, &index);
         let mut catalog = Catalog {
             llvm_major: major,
             entries,
@@ -147,6 +158,7 @@ impl Catalog {
             analyses,
             legacy,
             unsafe_reasons,
+            outside,
             sets: BTreeMap::new(),
             missing_from_sets: Vec::new(),
             preconditions: data_lines(PRECONDITIONS)
@@ -213,6 +225,11 @@ impl Catalog {
 
     pub fn unsafe_reason(&self, name: &str) -> Option<&str> {
         self.unsafe_reasons.get(name).map(String::as_str)
+    }
+
+    /// What the pass does outside its process (writes files, starts a program), if it does.
+    pub fn reaches_outside(&self, name: &str) -> Option<&str> {
+        self.outside.get(name).map(String::as_str)
     }
 
     pub fn set_names(&self) -> impl Iterator<Item = &str> {

@@ -333,6 +333,109 @@ fn a_seed_whose_pipeline_breaks_a_pass_order_llvm_23_checks_runs_with_the_pass_a
     assert_eq!((&runs[1]["outcome"], &runs[1]["pipeline_mistake"]), (&Value::from("ok"), &Value::Null), "{records}");
 }
 
+/// A folder of lit tests comes from anywhere: its RUN lines are input, not commands. Each
+/// seed here names a place outside the campaign (or a program to start) through an option
+/// whose value LLVM takes as free text, or runs a pass that writes files or starts a viewer:
+/// the options and passes are left out, counted with their reasons, the rest of each seed
+/// runs, and nothing reaches the place, in-process and inside opt. (With them kept, this
+/// campaign wrote cfg.f.dot, bisect.ll and dump/ there and ran the script.)
+#[test]
+fn seeds_that_name_files_or_programs_outside_the_campaign_run_without_them() {
+    let work = tempfile::tempdir().unwrap();
+    let outside = work.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    let at = |name: &str| outside.join(name).display().to_string();
+    let script = work.path().join("marker.sh");
+    std::fs::write(&script, format!("#!/bin/sh\ntouch {}\n", at("exec-ran"))).unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let seeds = work.path().join("seeds");
+    std::fs::create_dir(&seeds).unwrap();
+    let module = "define i32 @f(i32 %x) {\nentry:\n  %a = add i32 %x, 0\n  %b = mul i32 %a, 2\n  ret i32 %b\n}\n";
+    let cases = [
+        ("cfg", "-passes='dot-cfg,instcombine'".to_string(), "dot-cfg (writes .dot files)"),
+        (
+            "cfg-prefix",
+            format!("-passes=instcombine -cfg-dot-filename-prefix={}", at("cfg")),
+            "-cfg-dot-filename-prefix=<string>",
+        ),
+        (
+            "info",
+            format!("-passes=instcombine -info-output-file={} -time-passes", at("info")),
+            "-info-output-file=<filename>",
+        ),
+        ("trace", format!("-passes=instcombine -time-trace-file={}", at("trace.json")), "-time-trace-file=<filename>"),
+        (
+            "remarks",
+            format!("-passes=instcombine -pass-remarks-output={}", at("remarks.yaml")),
+            "-pass-remarks-output=<filename>",
+        ),
+        (
+            "dots",
+            format!("-passes=instcombine -print-changed=dot-cfg -dot-cfg-dir={}", at("dots")),
+            "-dot-cfg-dir=<string>",
+        ),
+        ("exec", format!("-passes=instcombine -exec-on-ir-change={}", script.display()), "-exec-on-ir-change=<string>"),
+        (
+            "dump",
+            format!("-passes=instcombine -ir-dump-directory={} -print-after=instcombine", at("dump")),
+            "-ir-dump-directory=<filename>",
+        ),
+        (
+            "bisect",
+            format!("-passes=instcombine -opt-bisect-limit=1 -opt-bisect-print-ir-path={}", at("b.ll")),
+            "-opt-bisect-print-ir-path=<string>",
+        ),
+        ("view", "-passes='view-cfg,instcombine'".to_string(), "view-cfg (starts a graph viewer)"),
+        (
+            "gcov",
+            "-passes='insert-gcov-profiling,instcombine'".to_string(),
+            "insert-gcov-profiling (writes .gcno files)",
+        ),
+    ];
+    for (name, run, _) in &cases {
+        std::fs::write(seeds.join(format!("{name}.ll")), format!("; RUN: opt {run} -S < %s\n{module}")).unwrap();
+    }
+    std::fs::write(seeds.join("only-dots.ll"), format!("; RUN: opt -passes=dot-cfg -S < %s\n{module}")).unwrap();
+    let major = if cfg!(feature = "llvm19") { 19 } else { 22 };
+    let opt = format!("/usr/lib/llvm-{major}/bin/opt");
+    for llvm in [vec![], vec!["--opt", opt.as_str()]] {
+        let out = work.path().join(format!("camp{}", llvm.len()));
+        let mut extra = vec![
+            "--seeds",
+            seeds.to_str().unwrap(),
+            "--generator",
+            "seeds",
+            "--prog-pool",
+            "20",
+            "--prog-select",
+            "20",
+        ];
+        extra.extend(&llvm);
+        let (code, stdout, stderr) = campaign(&out, "sroa\n", &extra);
+        assert_eq!(code, 0, "{llvm:?}: {stderr}");
+        let left: Vec<_> = std::fs::read_dir(&outside).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(left.is_empty(), "{llvm:?}: the seeds wrote {left:?} outside the campaign");
+        let tested = programs(&out).iter().filter(|p| p.status.starts_with("tested")).count();
+        assert!(tested >= 9, "{llvm:?}: only {tested} seeds ran: {stdout}");
+        assert!(
+            stdout.contains("1 left out: 1 a pipeline only of passes that write files or start programs"),
+            "{stdout}"
+        );
+        let mut counts = std::collections::BTreeMap::new();
+        for (_, _, left_out) in &cases {
+            *counts.entry(*left_out).or_insert(0) += 1;
+        }
+        for (left_out, n) in counts {
+            let what = match left_out.starts_with('-') {
+                true => "an option that may name a file or a program",
+                false => "a pass that writes files or starts a program",
+            };
+            let line = format!("{n} {what} left out: {left_out}");
+            assert!(stdout.contains(&line), "{llvm:?}: no '{line}' in {stdout}");
+        }
+    }
+}
+
 /// Dev bug 121584's function alone, as a lit test without a driver (LLVM 19): the
 /// campaign generates a driver for it, finds the miscompilation by running the function on
 /// the driver's inputs, and the bug folder carries the driver, whose README commands show

@@ -9,5 +9,6 @@ pub(in crate::fuzz) mod hermes;
 pub(in crate::fuzz) mod ir_mutate;
 pub(in crate::fuzz) mod origin;
 pub(in crate::fuzz) mod pool;
+pub(in crate::fuzz) mod seed_options;
 pub(in crate::fuzz) mod seeds;
 pub(in crate::fuzz) mod stored;

@@ -16,6 +16,7 @@ use rand::{Rng, RngExt};
 use serde::{Deserialize, Serialize};
 
 use crate::fuzz::folder::store;
+use crate::fuzz::programs::seed_options::{without_outside_passes, OptionKinds};
 use crate::llvm::{IrModule, TargetSpec};
 use crate::seq::random::with_preconditions;
 use crate::seq::{render_with, Catalog, Pass, RenderOptions, Sequence};
@@ -232,8 +233,14 @@ pub fn opt_command(line: &str) -> Option<Result<RunCommand, String>> {
 }
 
 /// The seeds of `dirs` that the LLVM linked into ctos reads and whose pipelines the
-/// catalog knows, and those left out. `render`: how the campaign writes sequences.
-pub fn load(dirs: &[PathBuf], catalog: &Catalog, render: &RenderOptions) -> Result<(Vec<SeedEntry>, LeftOut)> {
+/// catalog knows, and those left out. `render`: how the campaign writes sequences; `kinds`:
+/// the values the LLVM under test's options take (what of a RUN line may run here).
+pub fn load(
+    dirs: &[PathBuf],
+    catalog: &Catalog,
+    render: &RenderOptions,
+    kinds: &OptionKinds,
+) -> Result<(Vec<SeedEntry>, LeftOut)> {
     let mut seeds = Vec::new();
     let mut left_out = LeftOut::default();
     for dir in dirs {
@@ -248,7 +255,7 @@ pub fn load(dirs: &[PathBuf], catalog: &Catalog, render: &RenderOptions) -> Resu
         }
         for file in files {
             let mut changed = Vec::new();
-            match seed_entries(&file, catalog, render, &mut changed) {
+            match seed_entries(&file, catalog, render, kinds, &mut changed) {
                 Ok(entries) => {
                     seeds.extend(entries);
                     changed.sort();
@@ -270,6 +277,7 @@ fn seed_entries(
     file: &Path,
     catalog: &Catalog,
     render: &RenderOptions,
+    kinds: &OptionKinds,
     changed: &mut Vec<String>,
 ) -> Result<Vec<SeedEntry>, String> {
     let bytes = crate::files::read_regular(file).map_err(|_| "cannot be read".to_string())?;
@@ -283,12 +291,28 @@ fn seed_entries(
             let text = c.pipeline.ok_or("an opt RUN line without -passes")?;
             let seq =
                 Sequence::parse_with(&text, catalog, render).map_err(|_| "a pipeline the catalog does not know")?;
+            let (seq, outside) = without_outside_passes(&seq, catalog);
+            changed.extend(
+                outside.into_iter().map(|p| format!("a pass that writes files or starts a program left out: {p}")),
+            );
+            let seq = seq.ok_or("a pipeline only of passes that write files or start programs")?;
+            let options = c
+                .options
+                .into_iter()
+                .filter(|o| match kinds.refusal(o) {
+                    Some(why) => {
+                        changed.push(format!("an option that may name a file or a program left out: {why}"));
+                        false
+                    }
+                    None => true,
+                })
+                .collect();
             let fixed = with_preconditions(&seq, catalog);
             if fixed != seq {
                 changed.push(preconditions_added(&seq, catalog));
             }
             let rendered = render_with(&fixed, catalog, render).map_err(|e| e.to_string())?;
-            Ok((c.options, rendered))
+            Ok((options, rendered))
         });
         match pipeline {
             Ok((options, rendered)) => {
@@ -519,7 +543,7 @@ mod tests {
         write("notes.txt", "not a seed\n");
         let catalog = Catalog::for_llvm(crate::llvm::version().0).unwrap();
         let render = RenderOptions::default();
-        let (seeds, left_out) = load(&[dir.path().to_path_buf()], &catalog, &render).unwrap();
+        let (seeds, left_out) = load(&[dir.path().to_path_buf()], &catalog, &render, &OptionKinds::default()).unwrap();
         let files: Vec<&str> = seeds.iter().map(|s| s.file.rsplit('/').next().unwrap()).collect();
         assert_eq!(files, ["a.ll", "e.ll"]);
         assert_eq!(seeds[0].pipelines, ["function(instcombine<no-verify-fixpoint>)"]);
