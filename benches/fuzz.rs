@@ -6,8 +6,9 @@
 //!     CTOS_BENCH_CAMPAIGN=DIR CTOS_BENCH_PROGRAMS=12 CTOS_BENCH_SEQUENCES=10 cargo bench --bench fuzz
 //!
 //! Same csmith programs (screened for undefined behaviour), same random 50–200-pass
-//! sequences from the `ctos` set, same number of parallel workers, in one run. Also
-//! reports where ctos's time goes: pass work, verification, hashing, JIT, the program.
+//! sequences from the `ctos` set, same number of parallel workers, in one run; ctos also on
+//! glibc's heap alone, to show what the strict heap's runs cost. Also reports where ctos's
+//! time goes: pass work, verification, hashing, JIT, the program.
 //!
 //! With CTOS_BENCH_CAMPAIGN, the pairs are a campaign's own: its first tested programs, each
 //! with the first sequences of its iteration. Pair cost grows steeply with program size (one
@@ -21,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use ctos::llvm::{CFrontend, IrModule, TargetSpec, VerifyEach};
 use ctos::program::{generate_many, screen_many, GenConfig, Screen, Screening};
-use ctos::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, ExecStatus, JobSpec, Limits, Pool};
+use ctos::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, ExecStatus, HeapPolicy, JobSpec, Limits, Pool};
 use ctos::seq::random::{random_flat_between, with_preconditions};
 use ctos::seq::Catalog;
 use rand::SeedableRng;
@@ -207,25 +208,31 @@ fn main() {
     let frontend = CFrontend::default();
 
     // ctos: the campaign's testing path (reference run, then every sequence, -j jobs),
-    // once with its default verification and once verifying after every pass as the
-    // baseline's opt -verify-each does.
+    // once with its default verification, once verifying after every pass as the
+    // baseline's opt -verify-each does, and once on glibc's heap alone (without the strict
+    // heap's run after each plain run that ended well: what both heaps cost).
     let limits = Limits { opt_timeout: Duration::from_secs(30), ..Limits::default() };
     let mut references = Vec::new();
     let mut every_seconds = 0.0;
+    let mut plain_seconds = 0.0;
     let mut breakdown = Breakdown::default();
     let mut ours = 0.0;
-    for verify in [VerifyEach::Changed, VerifyEach::Every] {
+    let plain = HeapPolicy::Plain;
+    for (verify, heap) in
+        [(VerifyEach::Changed, HeapPolicy::Both), (VerifyEach::Every, HeapPolicy::Both), (VerifyEach::Changed, plain)]
+    {
         let t = Instant::now();
         let mut b = Breakdown::default();
         for (p, (bc, pipelines)) in workload.bitcode.iter().zip(&workload.pipelines).enumerate() {
             let mut module = IrModule::load(bc, &frontend, &TargetSpec::default()).unwrap();
             let mut pool = Pool::new(jobs, limits, Vec::new()).unwrap();
+            pool.set_heap_policy(heap);
             let reference = pool
                 .run_one(&mut module, &JobSpec { exec: ExecMode::Always, ..JobSpec::optimize("") })
                 .unwrap()
                 .execution
                 .unwrap();
-            if verify == VerifyEach::Changed {
+            if verify == VerifyEach::Changed && heap == HeapPolicy::Both {
                 references.push(reference.stdout.clone());
             }
             let items = pipelines.iter().enumerate().map(|(index, s)| BatchItem {
@@ -237,11 +244,12 @@ fn main() {
             })
             .unwrap();
         }
-        match verify {
-            VerifyEach::Changed => {
+        match (verify, heap) {
+            (VerifyEach::Changed, HeapPolicy::Both) => {
                 ours = t.elapsed().as_secs_f64();
                 breakdown = b;
             }
+            (VerifyEach::Changed, _) => plain_seconds = t.elapsed().as_secs_f64(),
             _ => every_seconds = t.elapsed().as_secs_f64(),
         }
     }
@@ -260,6 +268,13 @@ fn main() {
     );
     println!("{:<44} {:>8} {:>10} {:>10}", "", "pairs", "seconds", "pairs/s");
     println!("{:<44} {:>8} {:>10.1} {:>10.2}", "ctos (verify after changing passes)", pairs, ours, pairs as f64 / ours);
+    println!(
+        "{:<44} {:>8} {:>10.1} {:>10.2}",
+        "ctos, glibc's heap alone (CTOS_HEAP=plain)",
+        pairs,
+        plain_seconds,
+        pairs as f64 / plain_seconds
+    );
     println!(
         "{:<44} {:>8} {:>10.1} {:>10.2}",
         "ctos (verify after every pass, as opt)",
@@ -290,7 +305,7 @@ fn main() {
         ("printing + hashing the IR", hash),
         ("JIT code generation (distinct modules)", codegen),
         ("running the programs", running_ms),
-        ("fork, pipes, parent, idle (the rest)", capacity - passes - verify - hash - codegen - running_ms),
+        ("strict-heap runs, fork, pipes, parent, idle", capacity - passes - verify - hash - codegen - running_ms),
     ] {
         println!("  {what:<40} {:>8.0} ms {:>5.1}%", ms, 100.0 * ms / capacity);
     }
