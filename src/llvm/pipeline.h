@@ -378,7 +378,7 @@ uint64_t ctosIrHash(const Module &Mod) { return xxh3_64bits(StringRef(ctosPrintM
 // non-canonical, so using it faults at once, inside the pass that read it. The plain heap
 // is opt's: a poisoned block also changes what a dangling read decides (dev bug 219885:
 // a freed instruction whose kind reads as poison is skipped where opt crashes on it), so
-// ctos runs both (the plain one first).
+// ctos runs the plain one too when the strict one shows nothing.
 enum HeapPolicy { HeapPlain = 0, HeapStrict = 1 };
 constexpr unsigned char CtosPoison = 0xa5;
 

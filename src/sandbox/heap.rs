@@ -5,19 +5,21 @@
 //! `opt-22` aborts or not by its stack's luck). But poison also changes what a dangling
 //! read decides, and so can hide a crash plain `opt` shows (dev bug 219885: GVN reads an
 //! instruction it freed; poisoned, its kind is no instruction's and GVN passes over it
-//! where `opt-22` crashes every time). No fill shows every failure. So a job runs on the
-//! plain heap first, as `opt` would run it, and when its optimizer ended well, once more on
-//! the strict heap, optimizing only ([`super::Pool`]): what the strict heap shows is added
-//! to what the plain one shows, never put in its place.
-
-use crate::llvm::Heap;
+//! where `opt-22` crashes every time). No fill shows every failure. So a job runs on both
+//! ([`super::Pool`]): on the strict heap, optimizing only, and when that shows nothing, on
+//! the plain heap, as `opt` would run it, which then decides (and executes the program).
+//! A run that fails on either heap fails: the strict heap only adds failures. When both
+//! would fail, the strict heap's is the one named: it stops at the bad read or the value
+//! destroyed while used, where the plain heap faults later, elsewhere or not at all (dev
+//! bugs 173357 and 166356: with the plain heap first, locseq's runs of 166356 ended in
+//! seven other ways, and 173357's stack no longer named the code that destroyed the value).
 
 /// The heaps a pool's jobs run on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeapPolicy {
     Plain,
     Strict,
-    /// The plain heap, then the strict one when the plain run's optimizer ended well.
+    /// The strict heap, then the plain one when the strict run's optimizer ended well.
     Both,
 }
 
@@ -36,14 +38,6 @@ impl HeapPolicy {
 
     pub fn as_str(self) -> &'static str {
         NAMES.iter().find(|(_, p)| *p == self).map_or("both", |(name, _)| name)
-    }
-
-    /// The heap a job runs on first.
-    pub(super) fn first(self) -> Heap {
-        match self {
-            HeapPolicy::Strict => Heap::Strict,
-            HeapPolicy::Plain | HeapPolicy::Both => Heap::Plain,
-        }
     }
 }
 

@@ -67,9 +67,9 @@ struct Child {
     exact_rerun: Option<JobSpec>,
     /// The heap its job runs on.
     heap: Heap,
-    /// The job again on the strict heap, optimizing only, for when its optimizer ends well
-    /// on the plain heap (see [`HeapPolicy::Both`]).
-    strict_check: Option<JobSpec>,
+    /// The job as it was submitted, to run on the plain heap when this child's run on the
+    /// strict heap ends well (see [`HeapPolicy::Both`]).
+    plain_after: Option<JobSpec>,
     /// A worker: it runs further jobs of this kind after this one.
     worker: Option<WorkerKey>,
     /// Jobs it ran before this one.
@@ -150,9 +150,6 @@ pub struct Pool {
     /// for.
     reruns: HashMap<JobId, JobId>,
     heap: HeapPolicy,
-    /// Runs on the plain heap that ended well, by their job, while the strict heap's run of
-    /// it is under way.
-    held: HashMap<JobId, Run>,
     /// Workers waiting for a job, oldest first.
     idle: Vec<Child>,
     worker_jobs: usize,
@@ -188,15 +185,11 @@ fn exact_rerun(job: &JobSpec) -> Option<JobSpec> {
         .then(|| JobSpec { verify_each: VerifyEach::ChangedEachUnit, ..job.clone() })
 }
 
-/// The strict heap's run of a job that ran on the plain heap first: the optimizer's part
-/// alone (whatever the program does was judged on the plain heap), watched as the job is.
-fn strict_check(policy: HeapPolicy, job: &JobSpec) -> Option<JobSpec> {
-    (policy == HeapPolicy::Both && job.heap == Heap::Plain).then(|| JobSpec {
-        heap: Heap::Strict,
-        exec: ExecMode::Never,
-        emit_ir: false,
-        ..job.clone()
-    })
+/// A job's run on the strict heap before its run on the plain heap: the optimizer's part
+/// alone (the plain heap's run executes the program, when the strict heap shows nothing),
+/// watched as the job is.
+fn strict_check(job: &JobSpec) -> JobSpec {
+    JobSpec { heap: Heap::Strict, exec: ExecMode::Never, emit_ir: false, ..job.clone() }
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -223,7 +216,6 @@ impl Pool {
             agent: None,
             reruns: HashMap::new(),
             heap,
-            held: HashMap::new(),
             idle: Vec::new(),
             forks: 0,
             last_unobserved: None,
@@ -334,7 +326,21 @@ impl Pool {
     /// runs jobs on first. The parent's module is not touched; it only needs to be borrowed
     /// mutably for the fork itself.
     pub fn submit(&mut self, module: &mut IrModule, job: &JobSpec) -> std::io::Result<JobId> {
-        self.submit_on_its_heap(module, &JobSpec { heap: self.heap.first(), ..job.clone() })
+        match self.heap {
+            HeapPolicy::Both => {
+                let id = self.submit_on_its_heap(module, &strict_check(job))?;
+                self.set_plain_after(id, Some(JobSpec { heap: Heap::Plain, ..job.clone() }));
+                Ok(id)
+            }
+            HeapPolicy::Plain => self.submit_on_its_heap(module, &JobSpec { heap: Heap::Plain, ..job.clone() }),
+            HeapPolicy::Strict => self.submit_on_its_heap(module, &JobSpec { heap: Heap::Strict, ..job.clone() }),
+        }
+    }
+
+    fn set_plain_after(&mut self, id: JobId, job: Option<JobSpec>) {
+        if let Some(child) = self.children.iter_mut().find(|c| c.id == id) {
+            child.plain_after = job;
+        }
     }
 
     fn submit_on_its_heap(&mut self, module: &mut IrModule, job: &JobSpec) -> std::io::Result<JobId> {
@@ -460,7 +466,7 @@ impl Pool {
             observer_slot,
             exact_rerun: exact_rerun(job),
             heap: job.heap,
-            strict_check: strict_check(self.heap, job),
+            plain_after: None,
             worker: None,
             jobs_before: 0,
             job_ended: false,
@@ -539,7 +545,7 @@ impl Pool {
         child.ending = Ending::default();
         child.exact_rerun = exact_rerun(job);
         child.heap = job.heap;
-        child.strict_check = strict_check(self.heap, job);
+        child.plain_after = None;
         child.jobs_before += 1;
         child.job_ended = false;
         self.children.push(child);
@@ -628,7 +634,7 @@ impl Pool {
             }
             if let Some(i) = self.children.iter().position(|c| c.exited || c.job_ended) {
                 let mut child = self.children.swap_remove(i);
-                let (id, exact_rerun, strict_check) = (child.id, child.exact_rerun.clone(), child.strict_check.take());
+                let (id, exact_rerun, plain_after) = (child.id, child.exact_rerun.clone(), child.plain_after.take());
                 let run = self.finish(&mut child);
                 if child.exited {
                     if let (Some(o), Some(slot)) = (&mut self.observer, child.observer_slot) {
@@ -646,21 +652,17 @@ impl Pool {
                 if let Some(job) = exact_rerun.filter(|_| deferred) {
                     if let Ok(rerun) = self.submit_on_its_heap(module, &job) {
                         self.reruns.insert(rerun, origin);
+                        self.set_plain_after(rerun, plain_after);
                         continue;
                     }
                 }
-                if let Some(job) = strict_check.filter(|_| run.outcome == Outcome::Ok) {
+                // The strict heap shows nothing: the plain heap's run, as `opt` runs, decides.
+                if let Some(job) = plain_after.filter(|_| run.outcome == Outcome::Ok) {
                     if let Ok(rerun) = self.submit_on_its_heap(module, &job) {
                         self.reruns.insert(rerun, origin);
-                        self.held.insert(origin, run);
                         continue;
                     }
                 }
-                // The plain heap's run stands unless the strict heap's shows a failure.
-                let run = match self.held.remove(&origin) {
-                    Some(plain) if run.outcome == Outcome::Ok => plain,
-                    _ => run,
-                };
                 return Some(Event::Done { id: origin, run });
             }
             if self.children.is_empty() {

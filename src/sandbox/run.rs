@@ -151,8 +151,9 @@ pub struct Run {
     pub pass_runs: Option<u32>,
     /// The last run a limited job let run (see [`super::JobSpec::pass_runs`]), when it started.
     pub nth_pass_run: Option<PassRun>,
-    /// The heap of the run that gave this verdict: strict when only the strict heap
-    /// shows the failure (under [`super::HeapPolicy::Both`], the plain run's optimizer ended well).
+    /// The heap of the run that gave this verdict: under [`super::HeapPolicy::Both`], strict
+    /// when the strict heap shows a failure (the plain heap, as `opt` runs, was not tried:
+    /// it may show the failure otherwise, or not at all), plain otherwise.
     #[serde(default)]
     pub heap: crate::llvm::Heap,
 }

@@ -445,14 +445,14 @@ fn unobserved_jobs_of_a_small_program_share_a_worker() {
     assert_eq!(forks, 3);
 }
 
-/// Under both heaps (the default), a job whose optimizer ends well on glibc's heap, as
-/// plain `opt` runs it, runs again on the strict heap, optimizing only; one that fails on
-/// the plain heap is not. GVN's crash on a freed instruction shows on the plain heap, and
-/// not on the strict one (the poisoned instruction reads as no load, and GVN passes over
-/// it); the scalarizer's read past its stack vector shows on the strict heap every time,
-/// and on the plain one by the luck of what the stack held.
+/// Under both heaps (the default), a job runs on the strict heap first, optimizing only,
+/// and when that shows nothing, on glibc's heap, as plain `opt` runs it, which executes the
+/// program and decides. On LLVM 22, GVN's crash on a freed instruction shows on the plain
+/// heap and not on the strict one (the poisoned instruction reads as no load, and GVN
+/// passes over it); the scalarizer's read past its stack vector shows on the strict heap
+/// every time, and on the plain one by the luck of what the stack held.
 #[test]
-fn a_job_runs_on_the_strict_heap_when_the_plain_heap_shows_nothing_and_each_heap_adds_its_failures() {
+fn a_job_runs_on_the_plain_heap_when_the_strict_heap_shows_nothing_and_each_heap_adds_its_failures() {
     let _turn = turn();
     let load = |file: &str| {
         let bytes = std::fs::read(data(file)).unwrap();
@@ -463,19 +463,24 @@ fn a_job_runs_on_the_strict_heap_when_the_plain_heap_shows_nothing_and_each_heap
         ("gvn-invariant-group-219885.ll", "function(gvn)", [crash, crash, ok]),
         ("scalarizer-179880.ll", "function(scalarizer<load-store>,dce)", [crash, None, crash]),
     ];
-    for (file, pipeline, outcomes) in cases {
+    // Both are LLVM 22's bugs (LLVM 19's GVN and scalarizer do not have them).
+    for (file, pipeline, outcomes) in cases.iter().filter(|_| cfg!(feature = "llvm22")) {
         let mut module = load(file);
         let policies = [HeapPolicy::Both, HeapPolicy::Plain, HeapPolicy::Strict];
         for (policy, expected) in policies.into_iter().zip(outcomes) {
             let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
             pool.set_worker_jobs(1);
             pool.set_heap_policy(policy);
-            let run = pool.run_one(&mut module, &JobSpec::optimize(pipeline)).unwrap();
+            let run = pool.run_one(&mut module, &JobSpec::optimize(*pipeline)).unwrap();
             if let Some(expected) = expected {
-                assert_eq!(run.outcome, expected, "{file} on the {} heap: {:?}", policy.as_str(), run.message);
+                assert_eq!(run.outcome, *expected, "{file} on the {} heap: {:?}", policy.as_str(), run.message);
             }
-            let strict_only = policy == HeapPolicy::Strict || policy == HeapPolicy::Both && pool.forks() == 2;
-            assert_eq!(run.heap == Heap::Strict, strict_only, "{file}, {}", policy.as_str());
+            // Under both, the plain heap's run follows the strict heap's when that ended well.
+            let heap = match (policy, pool.forks()) {
+                (HeapPolicy::Both, 1) | (HeapPolicy::Strict, _) => Heap::Strict,
+                _ => Heap::Plain,
+            };
+            assert_eq!(run.heap, heap, "{file}, {}", policy.as_str());
         }
     }
     let mut module = csmith();
@@ -485,6 +490,6 @@ fn a_job_runs_on_the_strict_heap_when_the_plain_heap_shows_nothing_and_each_heap
     let run = pool.run_one(&mut module, &job).unwrap();
     assert_eq!((run.outcome, run.heap, pool.forks()), (Outcome::Ok, Heap::Plain, 2));
     assert!(run.execution.is_some_and(|e| e.stdout.contains("checksum")), "the plain run's program ran");
-    pool.run_one(&mut module, &JobSpec::optimize("trigger-crash-function")).unwrap();
-    assert_eq!(pool.forks(), 3, "a failure on the plain heap is not run again");
+    let run = pool.run_one(&mut module, &JobSpec::optimize("trigger-crash-function")).unwrap();
+    assert_eq!((run.outcome, run.heap, pool.forks()), (Outcome::Crash, Heap::Strict, 3), "a failure is not run again");
 }

@@ -412,7 +412,7 @@ mod llvm22_bugs {
             let lines = run_json(&args);
             assert_eq!(lines[0]["outcome"], "crash", "{}", lines[0]);
             let table = ctos(&[&["run"][..], &args].concat());
-            let said = table.stdout.contains("only on ctos's strict heap");
+            let said = table.stdout.contains("on ctos's strict heap (poison in freed and fresh memory)");
             assert_eq!(said, lines[0]["heap"] == "strict", "{} | {}", lines[0], table.stdout);
         }
     }

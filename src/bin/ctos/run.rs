@@ -77,8 +77,8 @@ struct RunRecord<'a> {
     /// Same status and output as the unoptimized program (null without --exec).
     matches_reference: Option<bool>,
     coverage: Option<Summary>,
-    /// The heap of the run that gave this record: `strict` when only ctos's strict heap
-    /// shows its failure (on glibc's own, as plain `opt` runs, the optimizer ended well).
+    /// The heap of the run that gave this record: `strict` when ctos's strict heap shows its
+    /// failure (plain `opt`, on glibc's own, may not).
     heap: Heap,
     /// What the pipeline needed, when LLVM's message says it broke a pass's precondition
     /// (a mistake in the pipeline, not a bug).
@@ -345,10 +345,7 @@ fn emit(
             writeln!(out, "      {message}")?;
         }
         if run.heap == Heap::Strict {
-            writeln!(
-                out,
-                "      only on ctos's strict heap: on glibc's own, as plain opt runs, the optimizer ends well"
-            )?;
+            writeln!(out, "      on ctos's strict heap (poison in freed and fresh memory): plain opt may not show it")?;
         }
         if let Some(needed) = mistake {
             writeln!(out, "      a mistake in the pipeline, not a bug: {needed}")?;
