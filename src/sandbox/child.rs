@@ -361,13 +361,15 @@ fn run_worker_job(
 /// and not executed, or (a worker) executed in a child of its own.
 fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo, worker: bool) {
     let millis = |since: std::time::Instant| since.elapsed().as_secs_f64() * 1e3;
+    // Closed before the phase opens recording: telling the parent the phase flushes LLVM's
+    // error stream, code a worker's later job (sites armed again) would record.
+    if job.focus.is_some() && !job.pipeline.is_empty() {
+        GATE.store(0, Ordering::Relaxed);
+    }
     set_phase(Phase::Optimizing);
     let t = std::time::Instant::now();
     // An empty pipeline is the reference run: the unoptimized module.
     if !job.pipeline.is_empty() {
-        if job.focus.is_some() {
-            GATE.store(0, Ordering::Relaxed);
-        }
         let watch = llvm::PassWatch {
             top_level: Some(on_element),
             focus_opened: Some(on_focus_opened),

@@ -70,6 +70,9 @@ struct Child {
     /// The job as it was submitted, to run on the plain heap when this child's run on the
     /// strict heap ends well (see [`HeapPolicy::Both`]).
     plain_after: Option<JobSpec>,
+    /// The strict heap's run again, watched, for when this one, unwatched, fails: a failing
+    /// run's record is the one wanted most.
+    watched_after: Option<JobSpec>,
     /// A worker: it runs further jobs of this kind after this one.
     worker: Option<WorkerKey>,
     /// Jobs it ran before this one.
@@ -187,9 +190,9 @@ fn exact_rerun(job: &JobSpec) -> Option<JobSpec> {
 
 /// A job's run on the strict heap before its run on the plain heap: the optimizer's part
 /// alone (the plain heap's run executes the program, when the strict heap shows nothing),
-/// watched as the job is.
+/// unwatched (the plain heap's run, or a watched rerun of a failure, records).
 fn strict_check(job: &JobSpec) -> JobSpec {
-    JobSpec { heap: Heap::Strict, exec: ExecMode::Never, emit_ir: false, ..job.clone() }
+    JobSpec { heap: Heap::Strict, exec: ExecMode::Never, emit_ir: false, observe: false, ..job.clone() }
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -328,8 +331,11 @@ impl Pool {
     pub fn submit(&mut self, module: &mut IrModule, job: &JobSpec) -> std::io::Result<JobId> {
         match self.heap {
             HeapPolicy::Both => {
-                let id = self.submit_on_its_heap(module, &strict_check(job))?;
-                self.set_plain_after(id, Some(JobSpec { heap: Heap::Plain, ..job.clone() }));
+                let check = strict_check(job);
+                let id = self.submit_on_its_heap(module, &check)?;
+                let plain = Some(JobSpec { heap: Heap::Plain, ..job.clone() });
+                let watched = job.observe.then(|| JobSpec { observe: true, ..check });
+                self.set_heap_steps(id, plain, watched);
                 Ok(id)
             }
             HeapPolicy::Plain => self.submit_on_its_heap(module, &JobSpec { heap: Heap::Plain, ..job.clone() }),
@@ -337,9 +343,11 @@ impl Pool {
         }
     }
 
-    fn set_plain_after(&mut self, id: JobId, job: Option<JobSpec>) {
+    /// What child `id` runs after its job under [`HeapPolicy::Both`].
+    fn set_heap_steps(&mut self, id: JobId, plain_after: Option<JobSpec>, watched_after: Option<JobSpec>) {
         if let Some(child) = self.children.iter_mut().find(|c| c.id == id) {
-            child.plain_after = job;
+            child.plain_after = plain_after;
+            child.watched_after = watched_after;
         }
     }
 
@@ -467,6 +475,7 @@ impl Pool {
             exact_rerun: exact_rerun(job),
             heap: job.heap,
             plain_after: None,
+            watched_after: None,
             worker: None,
             jobs_before: 0,
             job_ended: false,
@@ -546,6 +555,7 @@ impl Pool {
         child.exact_rerun = exact_rerun(job);
         child.heap = job.heap;
         child.plain_after = None;
+        child.watched_after = None;
         child.jobs_before += 1;
         child.job_ended = false;
         self.children.push(child);
@@ -634,7 +644,8 @@ impl Pool {
             }
             if let Some(i) = self.children.iter().position(|c| c.exited || c.job_ended) {
                 let mut child = self.children.swap_remove(i);
-                let (id, exact_rerun, plain_after) = (child.id, child.exact_rerun.clone(), child.plain_after.take());
+                let (id, exact_rerun) = (child.id, child.exact_rerun.clone());
+                let (plain_after, watched_after) = (child.plain_after.take(), child.watched_after.take());
                 let run = self.finish(&mut child);
                 if child.exited {
                     if let (Some(o), Some(slot)) = (&mut self.observer, child.observer_slot) {
@@ -652,14 +663,21 @@ impl Pool {
                 if let Some(job) = exact_rerun.filter(|_| deferred) {
                     if let Ok(rerun) = self.submit_on_its_heap(module, &job) {
                         self.reruns.insert(rerun, origin);
-                        self.set_plain_after(rerun, plain_after);
+                        self.set_heap_steps(rerun, plain_after, watched_after);
                         continue;
                     }
                 }
                 // The strict heap shows nothing: the plain heap's run, as `opt` runs, decides.
-                if let Some(job) = plain_after.filter(|_| run.outcome == Outcome::Ok) {
+                // It shows a failure, unwatched: its watched run is the one to record.
+                let (next, plain_after) = match run.outcome {
+                    Outcome::Ok => (plain_after, None),
+                    Outcome::Rejected => (None, None),
+                    _ => (watched_after, plain_after),
+                };
+                if let Some(job) = next {
                     if let Ok(rerun) = self.submit_on_its_heap(module, &job) {
                         self.reruns.insert(rerun, origin);
+                        self.set_heap_steps(rerun, plain_after, None);
                         continue;
                     }
                 }

@@ -492,4 +492,23 @@ fn a_job_runs_on_the_plain_heap_when_the_strict_heap_shows_nothing_and_each_heap
     assert!(run.execution.is_some_and(|e| e.stdout.contains("checksum")), "the plain run's program ran");
     let run = pool.run_one(&mut module, &JobSpec::optimize("trigger-crash-function")).unwrap();
     assert_eq!((run.outcome, run.heap, pool.forks()), (Outcome::Crash, Heap::Strict, 3), "a failure is not run again");
+    // A watched job's strict run is not watched; when it fails, a watched one records the
+    // failure (the failing run's record is the one wanted most); when it does not, the
+    // plain heap's run records.
+    let coverage = Coverage::arm(Granularity::Functions);
+    let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+    pool.set_worker_jobs(1);
+    pool.set_observer(coverage.observer());
+    let watched = |p: &str| JobSpec { observe: true, ..JobSpec::optimize(p) };
+    let crashed = pool.run_one(&mut module, &watched("function(sroa),trigger-crash-function")).unwrap();
+    assert_eq!((crashed.outcome, crashed.heap, pool.forks()), (Outcome::Crash, Heap::Strict, 2));
+    let crashed = coverage.spectrum(crashed.trace.as_deref().expect("the failing run's record"));
+    assert!(covers(&coverage, &crashed, "llvm/lib/Transforms/Scalar/SROA.cpp"));
+    let fine = pool.run_one(&mut module, &watched("function(sroa)")).unwrap();
+    assert_eq!((fine.outcome, fine.heap, pool.forks()), (Outcome::Ok, Heap::Plain, 4));
+    assert!(covers(
+        &coverage,
+        &coverage.spectrum(fine.trace.as_deref().unwrap()),
+        "llvm/lib/Transforms/Scalar/SROA.cpp"
+    ));
 }
