@@ -13,12 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use ctos::llvm::CFrontend;
-use ctos::seq::Catalog;
-
 mod common;
 
-use common::{env_or, median, random_pipelines};
+use common::{batch, median, Batch};
 
 fn seconds(mut command: Command) -> f64 {
     let t = Instant::now();
@@ -44,28 +41,12 @@ fn spawn_opt_each(opt: &str, program: &Path, pipelines: &[String], out: &Path) -
 }
 
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let program = std::env::var("CTOS_BENCH_PROGRAM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root.join("tests/data/csmith-12345.c"));
-    let n = env_or("CTOS_BENCH_PIPELINES", 30);
-    let rounds = env_or("CTOS_BENCH_ROUNDS", 5);
-    let major = ctos::llvm::version().0;
-    let opt = format!("/usr/lib/llvm-{major}/bin/opt");
-    let ctos = root.join("target/release/ctos");
-    assert!(ctos.is_file(), "build it first: cargo build --release");
-
-    let dir = tempfile::tempdir().unwrap();
+    let Batch { program, bitcode, pipelines, file, opt, ctos, rounds, dir } = batch();
+    let n = pipelines.len();
     // To time one side by hand (perf, strace) on the very same files.
     if std::env::var_os("CTOS_BENCH_KEEP").is_some() {
         eprintln!("keeping {}", dir.path().display());
     }
-    let bitcode = dir.path().join("program.bc");
-    std::fs::write(&bitcode, CFrontend::default().compile(&program).unwrap()).unwrap();
-    let catalog = Catalog::for_llvm(major).unwrap();
-    let pipelines = random_pipelines(&catalog, n, 20);
-    let file = dir.path().join("pipelines.txt");
-    std::fs::write(&file, pipelines.join("\n")).unwrap();
     let baseline = std::env::var("CTOS_BENCH_BASELINE").ok().filter(|b| !b.is_empty()).map(PathBuf::from);
     let run_with = |ctos: &Path, external: bool| {
         let mut c = Command::new(ctos);

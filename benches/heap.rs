@@ -10,16 +10,12 @@
 //! Same program (compiled once to bitcode), same random 20-pass pipelines; the sides take
 //! turns within each round, in an order that rotates. Wall time and the CPU of the children.
 
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use ctos::llvm::CFrontend;
-use ctos::seq::Catalog;
-
 mod common;
 
-use common::{children_cpu, env_or, median, random_pipelines};
+use common::{batch, children_cpu, median, Batch};
 
 /// Wall and CPU seconds of one command.
 fn measure(mut command: Command) -> (f64, f64) {
@@ -32,24 +28,8 @@ fn measure(mut command: Command) -> (f64, f64) {
 }
 
 fn main() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let program = std::env::var("CTOS_BENCH_PROGRAM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root.join("tests/data/csmith-12345.c"));
-    let n = env_or("CTOS_BENCH_PIPELINES", 30);
-    let rounds = env_or("CTOS_BENCH_ROUNDS", 5);
-    let major = ctos::llvm::version().0;
-    let opt = format!("/usr/lib/llvm-{major}/bin/opt");
-    let ctos = root.join("target/release/ctos");
-    assert!(ctos.is_file(), "build it first: cargo build --release");
-
-    let dir = tempfile::tempdir().unwrap();
-    let bitcode = dir.path().join("program.bc");
-    std::fs::write(&bitcode, CFrontend::default().compile(&program).unwrap()).unwrap();
-    let catalog = Catalog::for_llvm(major).unwrap();
-    let pipelines = random_pipelines(&catalog, n, 20);
-    let file = dir.path().join("pipelines.txt");
-    std::fs::write(&file, pipelines.join("\n")).unwrap();
+    let Batch { program, bitcode, pipelines, file, opt, ctos, rounds, .. } = batch();
+    let n = pipelines.len();
     let command = |heap: &str, exec: bool, external: bool| {
         let mut c = Command::new(&ctos);
         c.env("CTOS_HEAP", heap).arg("run").arg(&bitcode).arg("--seq-file").arg(&file).args(["-j", "1"]);

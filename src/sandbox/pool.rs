@@ -149,8 +149,8 @@ pub struct Pool {
     observer: Option<Box<dyn Observer>>,
     /// Children are forked by this agent inside an external `opt`, not by us.
     agent: Option<Agent>,
-    /// Reruns (for exact blame, on the strict heap), by the job submitted that they answer
-    /// for.
+    /// The runs after a job's first (for exact blame, on the other heap), by the job
+    /// submitted that they answer for.
     reruns: HashMap<JobId, JobId>,
     heap: HeapPolicy,
     /// Workers waiting for a job, oldest first.
@@ -325,9 +325,10 @@ impl Pool {
         self.children.is_empty() && self.pending.is_empty()
     }
 
-    /// Fork a child that runs `job` on its copy of `module`, on the heap the pool's policy
-    /// runs jobs on first. The parent's module is not touched; it only needs to be borrowed
-    /// mutably for the fork itself.
+    /// Fork a child that runs `job` on its copy of `module`, on the heaps of the pool's
+    /// policy (under [`HeapPolicy::Both`], children one after the other); one
+    /// [`Event::Done`] answers for it. The parent's module is not touched; it only needs to
+    /// be borrowed mutably for the fork itself.
     pub fn submit(&mut self, module: &mut IrModule, job: &JobSpec) -> std::io::Result<JobId> {
         match self.heap {
             HeapPolicy::Both => {
