@@ -28,7 +28,8 @@ fn measure(mut command: Command) -> (f64, f64) {
 }
 
 fn main() {
-    let Batch { program, bitcode, pipelines, file, opt, ctos, rounds, .. } = batch();
+    // The folder holds the files the sides read: it lives as long as they run.
+    let Batch { program, bitcode, pipelines, file, opt, ctos, rounds, dir: _dir } = batch();
     let n = pipelines.len();
     let command = |heap: &str, exec: bool, external: bool| {
         let mut c = Command::new(&ctos);

@@ -295,6 +295,8 @@ struct Request {
   uint64_t WorkerCopyMax = 0;
   // The heap the passes run on (pipeline.h's HeapPolicy).
   int Heap = HeapPlain;
+  // Only how the optimizer ends matters: no IR printed and hashed.
+  bool SkipHash = false;
   std::string Pipeline;
   std::vector<std::string> Args;
   int Msg = -1, Cmd = -1, Out = -1, Err = -1, Record = -1;
@@ -315,7 +317,7 @@ std::vector<std::string> splitFields(const char *Data, size_t Len) {
 // there are too few.
 bool parseJob(const char *Data, size_t Len, Request &R) {
   auto F = splitFields(Data, Len);
-  if (F.size() < 11)
+  if (F.size() < 12)
     return false;
   R.Verify = atoi(F[0].c_str());
   R.EmitIr = F[1] == "1";
@@ -327,8 +329,9 @@ bool parseJob(const char *Data, size_t Len, Request &R) {
   R.WorkerCopyMax = strtoull(F[7].c_str(), nullptr, 10);
   R.RunLimit = atoi(F[8].c_str());
   R.Heap = atoi(F[9].c_str());
-  R.Pipeline = F[10];
-  R.Args.assign(F.begin() + 11, F.end());
+  R.SkipHash = F[10] == "1";
+  R.Pipeline = F[11];
+  R.Args.assign(F.begin() + 12, F.end());
   return true;
 }
 
@@ -637,8 +640,8 @@ struct Agent {
     }
     double VerifyMillis = millisSince(T);
     T = std::chrono::steady_clock::now();
-    std::string Ir = ctosPrintModule(Mod);
-    uint64_t Hash = xxh3_64bits(StringRef(Ir));
+    std::string Ir = R.SkipHash ? std::string() : ctosPrintModule(Mod);
+    uint64_t Hash = R.SkipHash ? 0 : xxh3_64bits(StringRef(Ir));
     uint64_t Instructions = 0;
     for (const Function &Fn : Mod)
       Instructions += Fn.getInstructionCount();

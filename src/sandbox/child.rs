@@ -400,7 +400,7 @@ fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo, worker: bool) {
     }
     let verify_millis = millis(t);
     let t = std::time::Instant::now();
-    let ir_hash = module.ir_hash();
+    let ir_hash = if job.skip_hash { 0 } else { module.ir_hash() };
     let done = OptDone {
         ir_hash,
         instructions: module.instruction_count(),

@@ -55,9 +55,13 @@ pub struct JobSpec {
     /// ([`super::Run::nth_pass_run`]). None: no counting.
     #[serde(default)]
     pub pass_runs: Option<u32>,
-    /// The heap the passes run on: the pool sets it by its [`HeapPolicy`].
+    /// The heap the passes run on: the pool sets it by its [`super::HeapPolicy`].
     #[serde(default)]
     pub heap: crate::llvm::Heap,
+    /// Only how the optimizer ends matters: no IR printed and hashed (the strict heap's
+    /// run before the plain heap's, which hashes the IR it keeps).
+    #[serde(default)]
+    pub skip_hash: bool,
 }
 
 /// One pass of a pipeline, for recording coverage while it alone runs.
@@ -85,6 +89,7 @@ impl JobSpec {
             empty_module: false,
             pass_runs: None,
             heap: Default::default(),
+            skip_hash: false,
         }
     }
 }

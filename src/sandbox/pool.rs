@@ -192,7 +192,14 @@ fn exact_rerun(job: &JobSpec) -> Option<JobSpec> {
 /// alone (the plain heap's run executes the program, when the strict heap shows nothing),
 /// unwatched (the plain heap's run, or a watched rerun of a failure, records).
 fn strict_check(job: &JobSpec) -> JobSpec {
-    JobSpec { heap: Heap::Strict, exec: ExecMode::Never, emit_ir: false, observe: false, ..job.clone() }
+    JobSpec {
+        heap: Heap::Strict,
+        exec: ExecMode::Never,
+        emit_ir: false,
+        observe: false,
+        skip_hash: true,
+        ..job.clone()
+    }
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
