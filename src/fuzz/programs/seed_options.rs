@@ -70,7 +70,7 @@ impl OptionKinds {
     /// it, and the seed is skipped for it).
     pub fn refusal(&self, option: &str) -> Option<String> {
         let name = option.trim_start_matches('-');
-        let name = name.split_once('=').map_or(name, |(n, _)| n);
+        let (name, value) = name.split_once('=').map_or((name, None), |(n, v)| (n, Some(v)));
         if TEXT_KEPT.contains(&name) {
             return None;
         }
@@ -79,7 +79,10 @@ impl OptionKinds {
             Some(None) => return None,
             Some(Some(kind)) => kind.as_str(),
         };
-        if VALUE_KINDS_KEPT.contains(&kind) {
+        // A number or a boolean names nothing, whatever type holds it (LLVM 23 gives the
+        // vectorizer's widths as <ElementCount>).
+        let plain_value = value.is_some_and(|v| v.parse::<f64>().is_ok() || matches!(v, "true" | "false"));
+        if VALUE_KINDS_KEPT.contains(&kind) || plain_value {
             return None;
         }
         Some(format!("-{name}=<{kind}>"))
@@ -128,7 +131,8 @@ mod tests {
         \x20 --mtriple=<string>                                       - Override target triple for module\n\
         \x20 --pass-remarks-output=<filename>                         - Output filename for pass remarks\n\
         \x20 --amdgpu-use-native[=<string>]                           - Comma separated list of functions\n\
-        \x20 --dot-cfg-mssa=<file name for generated dot file>        - file name for generated dot file\n";
+        \x20 --dot-cfg-mssa=<file name for generated dot file>        - file name for generated dot file\n\
+        \x20 --epilogue-vectorization-force-VF=<ElementCount>         - When epilogue vectorization is enabled\n";
 
     #[test]
     fn options_whose_value_may_name_a_file_are_refused_the_rest_run() {
@@ -141,6 +145,7 @@ mod tests {
             "-enable-epilogue-vectorization=false",
             "-mtriple=x86_64--",
             "-not-an-llvm-option=/etc/passwd",
+            "-epilogue-vectorization-force-VF=4",
         ] {
             assert_eq!(kinds.refusal(kept), None, "{kept}");
         }
@@ -151,6 +156,7 @@ mod tests {
             ("-amdgpu-use-native=all", "string"),
             ("-dot-cfg-mssa=m.dot", "file name for generated dot file"),
             ("-pass-remarks-output", "filename"),
+            ("-epilogue-vectorization-force-VF=/tmp/w", "ElementCount"),
         ] {
             let why = kinds.refusal(refused).unwrap_or_else(|| panic!("{refused} runs"));
             assert!(why.ends_with(&format!("=<{kind}>")), "{why}");
