@@ -566,6 +566,31 @@ fn a_program_run_under_one_sequence_is_judged_by_the_oracle_alone_and_its_wrong_
     assert!(issue.contains("too few for a majority of them to say whether the program is undefined"), "{issue}");
 }
 
+/// The scalarizer's read past its stack vector (dev bug 179880) faults on the strict heap:
+/// the folder records the heap, and its README and draft say what plain opt may show.
+#[cfg(feature = "llvm22")]
+#[test]
+fn a_failure_the_strict_heap_shows_says_what_plain_opt_may_show_of_it() {
+    let work = tempfile::tempdir().unwrap();
+    let programs = work.path().join("programs");
+    std::fs::create_dir(&programs).unwrap();
+    std::fs::copy(root().join("tests/data/scalarizer-179880.ll"), programs.join("scalarizer.ll")).unwrap();
+    let sequences = work.path().join("sequences.txt");
+    std::fs::write(&sequences, "function(scalarizer<load-store>,dce)\n").unwrap();
+    let out = work.path().join("campaign");
+    let (code, _, stderr) = fuzz_fixed(&out, &programs, &sequences, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let bugs = report(&out)["bugs"].as_array().unwrap().clone();
+    assert_eq!((bugs.len(), bugs[0]["kind"].as_str()), (1, Some("crash")), "{bugs:?}");
+    let folder = out.join(bugs[0]["dir"].as_str().unwrap());
+    let outcome: Value = serde_json::from_str(&std::fs::read_to_string(folder.join("outcome.json")).unwrap()).unwrap();
+    assert_eq!(outcome["heap"], "strict", "{outcome}");
+    for file in ["README.md", "ISSUE.md"] {
+        let text = std::fs::read_to_string(folder.join(file)).unwrap();
+        assert!(text.contains("(its strict heap)") && text.contains("may fail otherwise, or not at all"), "{text}");
+    }
+}
+
 #[test]
 fn ctos_emi_writes_the_same_variants_for_the_same_seed() {
     let work = tempfile::tempdir().unwrap();

@@ -471,6 +471,7 @@ fn write_bug_folder(
         "reference_stdout": l.reference.as_ref().map(|e| &e.stdout),
         "program": l.program.name,
         "program_origin": serde_json::from_str::<serde_json::Value>(&l.program.origin).ok(),
+        "heap": last.heap,
     });
     let outcome = with_handoff(outcome, c, stored::options_of(c, &l.program), program, &bug.reduced);
     std::fs::write(dir.join("outcome.json"), serde_json::to_string_pretty(&outcome)?)?;

@@ -240,7 +240,7 @@ pub fn readme_section(c: &Campaign, bug: &BugRow, findings: &Findings, program: 
     text.push_str(&findings.bisected.as_ref().map(Bisected::text).unwrap_or_default());
     text.push_str(&another_culprit_note(bug, findings));
     text.push_str(&stale_analysis_note(bug, findings));
-    text.push_str(uses_remain_note(bug));
+    text.push_str(strict_checks_note(bug, &c.dir.join(&bug.dir)));
     if let Some(all) = &findings.fires_on {
         let fixed = findings.fixed_in().map(|n| format!(" (fixed in LLVM {n}: it no longer fires there)"));
         text.push_str(&format!("Fires on: {}{}\n", fires_line(all), fixed.unwrap_or_default()));
@@ -274,14 +274,25 @@ fn another_culprit_note(bug: &BugRow, findings: &Findings) -> String {
 }
 
 /// A failure of ctos's check of destroyed values: plain release `opt` does not make it.
-fn uses_remain_note(bug: &BugRow) -> &'static str {
-    if !bug.signature.contains(crate::oracle::USES_REMAIN) {
+/// What plain `opt` may show of a failure ctos showed with its own checks: the value
+/// destroyed while used, or the strict heap (the folder's `outcome.json` says which heap).
+fn strict_checks_note(bug: &BugRow, folder: &Path) -> &'static str {
+    if bug.signature.contains(crate::oracle::USES_REMAIN) {
+        return "The failure is ctos's check that no pass destroys a value still in use, the check an \
+                assertions build of LLVM makes in `Value::~Value` (\"Uses remain when a value is destroyed!\"). \
+                A release `opt` goes on with the dangling use: the command above may crash later, \
+                elsewhere, or not at all there; an assertions build stops where ctos did.\n\n";
+    }
+    let outcome = crate::files::read_regular(&folder.join("outcome.json")).unwrap_or_default();
+    let heap = serde_json::from_slice::<serde_json::Value>(&outcome).ok().and_then(|o| o.get("heap").cloned());
+    if heap.as_ref().and_then(|h| h.as_str()) != Some("strict") {
         return "";
     }
-    "The failure is ctos's check that no pass destroys a value still in use, the check an \
-     assertions build of LLVM makes in `Value::~Value` (\"Uses remain when a value is destroyed!\"). \
-     A release `opt` goes on with the dangling use: the command above may crash later, \
-     elsewhere, or not at all there; an assertions build stops where ctos did.\n\n"
+    "ctos shows the failure with freed and fresh memory filled with poison and the stack \
+     below the passes painted (its strict heap): the pass reads memory it never wrote or has \
+     freed. With glibc's own heap, as in a plain `opt`, what it reads is whatever was there: \
+     the command above may fail otherwise, or not at all; `valgrind` or an AddressSanitizer \
+     build of LLVM shows the read.\n\n"
 }
 
 /// What a bug whose only evidence is ctos's check of kept analyses rests on, and what
@@ -390,7 +401,7 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
         text.push_str(&undefined_behaviour_checked(findings, &file, judged));
     }
     text.push_str(&stale_analysis_note(bug, findings));
-    text.push_str(uses_remain_note(bug));
+    text.push_str(strict_checks_note(bug, folder));
     if let Some(all) = &findings.fires_on {
         text.push_str("## Versions\n\n");
         for f in all {
@@ -627,12 +638,19 @@ mod tests {
     }
 
     #[test]
-    fn a_failure_of_the_destroyed_value_check_says_what_release_opt_shows() {
+    fn a_failure_of_ctos_s_own_checks_says_what_release_opt_shows() {
         let mut crash = bug("loop-deletion");
         crash.signature = format!("assertion failed: llvm::Value::~Value(): {}", crate::oracle::USES_REMAIN);
-        assert!(uses_remain_note(&crash).contains("A release `opt` goes on"), "{}", uses_remain_note(&crash));
+        let folder = tempfile::tempdir().unwrap();
+        let note = |crash: &BugRow| strict_checks_note(crash, folder.path());
+        assert!(note(&crash).contains("A release `opt` goes on"), "{}", note(&crash));
         crash.signature = "SIGSEGV in llvm::Instruction::getFunction".into();
-        assert_eq!(uses_remain_note(&crash), "");
+        assert_eq!(note(&crash), "");
+        // A failure the strict heap showed says what plain opt may show of it.
+        std::fs::write(folder.path().join("outcome.json"), r#"{"heap": "strict"}"#).unwrap();
+        assert!(note(&crash).contains("may fail otherwise, or not at all"), "{}", note(&crash));
+        std::fs::write(folder.path().join("outcome.json"), r#"{"heap": "plain"}"#).unwrap();
+        assert_eq!(note(&crash), "");
     }
 
     /// A failure at the first pass run cannot claim that no run at all is clean: the
