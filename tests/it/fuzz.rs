@@ -1,10 +1,11 @@
 //! `ctos fuzz` campaigns end to end: the real LLVM, a real SQLite file.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
+use tempfile::TempDir;
 
 use crate::common;
 use common::ctos;
@@ -537,25 +538,32 @@ fn a_wrong_code_verdict_on_a_program_with_undefined_behaviour_is_not_a_bug() {
     assert_eq!(outputs.iter().filter(|e| e.contains("\"stdout\":\"1\\n\"")).count(), 1, "{outputs:?}");
 }
 
-/// A user reproducing a bug they have runs one program under one sequence: one optimized
-/// run is no majority, so its wrong code is judged by the oracle (and the C program's
-/// screening) alone, reported, and the report says so.
-#[test]
-fn a_program_run_under_one_sequence_is_judged_by_the_oracle_alone_and_its_wrong_code_reported() {
+/// A campaign of `program` (of tests/data) under `sequence` alone, as a user reproducing a
+/// bug they have runs it: its work folder, its folder and what it printed.
+fn one_program_under_one_sequence(program: &str, sequence: &str, extra: &[&str]) -> (TempDir, PathBuf, String) {
     let work = tempfile::tempdir().unwrap();
     let programs = work.path().join("programs");
     std::fs::create_dir(&programs).unwrap();
-    // A miscompilation of the linked LLVM's: the SLP vectorizer's on LLVM 22, indvars' on 19.
-    let (program, sequence, extra): (&str, &str, &[&str]) = match ctos::llvm::version().0 {
-        22 => ("slp-sub-mul-180456.ll", "slp-vectorizer", &["--llvm-arg=-slp-threshold=-50"]),
-        _ => ("float-loop-166496.c", "default<O1>", &[]),
-    };
     std::fs::copy(root().join("tests/data").join(program), programs.join(program)).unwrap();
     let sequences = work.path().join("sequences.txt");
     std::fs::write(&sequences, format!("{sequence}\n")).unwrap();
     let out = work.path().join("campaign");
     let (code, stdout, stderr) = fuzz_fixed(&out, &programs, &sequences, extra);
     assert_eq!(code, 0, "{stderr}");
+    (work, out, stdout)
+}
+
+/// A user reproducing a bug they have runs one program under one sequence: one optimized
+/// run is no majority, so its wrong code is judged by the oracle (and the C program's
+/// screening) alone, reported, and the report says so.
+#[test]
+fn a_program_run_under_one_sequence_is_judged_by_the_oracle_alone_and_its_wrong_code_reported() {
+    // A miscompilation of the linked LLVM's: the SLP vectorizer's on LLVM 22, indvars' on 19.
+    let (program, sequence, extra): (&str, &str, &[&str]) = match ctos::llvm::version().0 {
+        22 => ("slp-sub-mul-180456.ll", "slp-vectorizer", &["--llvm-arg=-slp-threshold=-50"]),
+        _ => ("float-loop-166496.c", "default<O1>", &[]),
+    };
+    let (_work, out, stdout) = one_program_under_one_sequence(program, sequence, extra);
     let db = rusqlite::Connection::open(out.join("campaign.sqlite")).unwrap();
     let status: String = db.query_row("SELECT status FROM programs", [], |r| r.get(0)).unwrap();
     assert!(status.starts_with("tested: 1 optimized run, 1 different optimized program: too few"), "{status}");
@@ -571,15 +579,8 @@ fn a_program_run_under_one_sequence_is_judged_by_the_oracle_alone_and_its_wrong_
 #[cfg(feature = "llvm22")]
 #[test]
 fn a_failure_the_strict_heap_shows_says_what_plain_opt_may_show_of_it() {
-    let work = tempfile::tempdir().unwrap();
-    let programs = work.path().join("programs");
-    std::fs::create_dir(&programs).unwrap();
-    std::fs::copy(root().join("tests/data/scalarizer-179880.ll"), programs.join("scalarizer.ll")).unwrap();
-    let sequences = work.path().join("sequences.txt");
-    std::fs::write(&sequences, "function(scalarizer<load-store>,dce)\n").unwrap();
-    let out = work.path().join("campaign");
-    let (code, _, stderr) = fuzz_fixed(&out, &programs, &sequences, &[]);
-    assert_eq!(code, 0, "{stderr}");
+    let (_work, out, _) =
+        one_program_under_one_sequence("scalarizer-179880.ll", "function(scalarizer<load-store>,dce)", &[]);
     let bugs = report(&out)["bugs"].as_array().unwrap().clone();
     assert_eq!((bugs.len(), bugs[0]["kind"].as_str()), (1, Some("crash")), "{bugs:?}");
     let folder = out.join(bugs[0]["dir"].as_str().unwrap());
