@@ -225,9 +225,10 @@ fn vote_on(c: &mut Campaign, program: i64, reference: &Execution) -> Result<()> 
         .store
         .pair_results(program)?
         .into_iter()
-        .filter_map(|(seq, json, hash)| {
-            let execution = serde_json::from_str::<ExecRecord>(json.as_deref()?).ok()?.execution();
-            Some((seq, Ballot { execution, module: hash.and_then(|h| u64::from_str_radix(&h, 16).ok()) }))
+        .filter_map(|pair| {
+            let execution = serde_json::from_str::<ExecRecord>(pair.exec.as_deref()?).ok()?.execution();
+            let module = pair.ir_hash.and_then(|h| u64::from_str_radix(&h, 16).ok());
+            Some((pair.sequence, Ballot { execution, module }))
         })
         .unzip();
     // A generated driver's calls were checked free of undefined behaviour and of reads of

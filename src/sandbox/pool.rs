@@ -342,7 +342,7 @@ impl Pool {
                 let check = strict_check(job);
                 let id = self.submit_on_its_heap(module, &check)?;
                 let plain = Some(JobSpec { heap: Heap::Plain, ..job.clone() });
-                let watched = job.observe.then(|| JobSpec { observe: true, ..check });
+                let watched = job.observe.then_some(JobSpec { observe: true, ..check });
                 self.set_heap_steps(id, plain, watched);
                 Ok(id)
             }

@@ -94,6 +94,15 @@ pub struct BugRow {
     pub dir: String,
 }
 
+/// One pair of a program: its sequence, its execution (JSON; none when the optimizer
+/// failed) and the hash of its optimized IR.
+#[derive(Debug, Clone)]
+pub struct PairResult {
+    pub sequence: i64,
+    pub exec: Option<String>,
+    pub ir_hash: Option<String>,
+}
+
 /// What one generator's programs gave a campaign.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct GeneratorCounts {
@@ -324,10 +333,11 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
-    /// Each pair of `program`: its sequence, its execution (JSON) and its IR hash.
-    pub fn pair_results(&self, program: i64) -> Result<Vec<(i64, Option<String>, Option<String>)>> {
+    /// Each pair of `program`.
+    pub fn pair_results(&self, program: i64) -> Result<Vec<PairResult>> {
         let mut st = self.db.prepare("SELECT sequence, exec, ir_hash FROM pairs WHERE program = ?1")?;
-        let rows = st.query_map([program], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+        let rows =
+            st.query_map([program], |r| Ok(PairResult { sequence: r.get(0)?, exec: r.get(1)?, ir_hash: r.get(2)? }))?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
