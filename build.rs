@@ -56,16 +56,18 @@ fn main() {
     // The linked LLVM's own clang++: it compiles the shim and knows where its C++ runtime is.
     let clang = format!("/usr/lib/llvm-{major}/bin/clang++");
     println!("cargo:rerun-if-changed=src/llvm/pipeline.h");
+    println!("cargo:rerun-if-changed=src/llvm/ub_rules.h");
     // The C++ compiles run side by side and beside the archive scan: the shim alone takes
     // 19 s, and cc's own parallelism waits for job slots, which a clean build's other crates
     // hold; one after the other the script took 28 s, now 17 (the crate waits for it).
     std::thread::scope(|scope| {
         let shim = scope.spawn(|| compile_llvm_cpp(major, &clang, "shim"));
         let checks = scope.spawn(|| compile_llvm_cpp(major, &clang, "ub_checks"));
+        let poison = scope.spawn(|| compile_llvm_cpp(major, &clang, "poison_checks"));
         let traps = scope.spawn(compile_traps);
         let heap = scope.spawn(compile_heap);
         write_object_table(&libdir);
-        for compile in [shim, checks, traps, heap] {
+        for compile in [shim, checks, poison, traps, heap] {
             if let Err(panic) = compile.join() {
                 std::panic::resume_unwind(panic);
             }

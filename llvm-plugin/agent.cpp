@@ -12,7 +12,7 @@
 //
 // Requests (one datagram each; fields NUL-separated):
 //   'R' verify, emit-ir, exec, memory-bytes, focus-pass, focus-element, empty,
-//       worker-copy-max, pipeline, args…
+//       worker-copy-max, run-limit, heap, skip-hash, track-poison, pipeline, args…
 //       with four descriptors: message pipe, command pipe, stdout, stderr → 'P' pid
 //       and a fifth, the coverage record, when the child should record coverage
 //       With worker-copy-max above zero, and the program's bitcode no larger, the child is
@@ -32,6 +32,7 @@
 #else
 #include "llvm/Passes/PassPlugin.h"
 #endif
+#include "llvm-c/Core.h"
 #include "llvm-c/ExecutionEngine.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/ExecutionEngine/ExecutionEngine.h"
@@ -41,6 +42,7 @@
 #include "llvm/IRReader/IRReader.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CBindingWrapping.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
 #include "llvm/Support/JSON.h"
@@ -68,6 +70,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 #include <vector>
+
+// src/llvm/poison_checks.cpp, built into the agent beside this file.
+extern "C" unsigned ctos_track_poison(LLVMModuleRef);
 
 namespace {
 
@@ -297,6 +302,8 @@ struct Request {
   int Heap = HeapPlain;
   // Only how the optimizer ends matters: no IR printed and hashed.
   bool SkipHash = false;
+  // Track poison through the program's run when its driver is one ctos generated.
+  bool TrackPoison = false;
   std::string Pipeline;
   std::vector<std::string> Args;
   int Msg = -1, Cmd = -1, Out = -1, Err = -1, Record = -1;
@@ -317,7 +324,7 @@ std::vector<std::string> splitFields(const char *Data, size_t Len) {
 // there are too few.
 bool parseJob(const char *Data, size_t Len, Request &R) {
   auto F = splitFields(Data, Len);
-  if (F.size() < 12)
+  if (F.size() < 13)
     return false;
   R.Verify = atoi(F[0].c_str());
   R.EmitIr = F[1] == "1";
@@ -330,8 +337,9 @@ bool parseJob(const char *Data, size_t Len, Request &R) {
   R.RunLimit = atoi(F[8].c_str());
   R.Heap = atoi(F[9].c_str());
   R.SkipHash = F[10] == "1";
-  R.Pipeline = F[11];
-  R.Args.assign(F.begin() + 12, F.end());
+  R.TrackPoison = F[11] == "1";
+  R.Pipeline = F[12];
+  R.Args.assign(F.begin() + 13, F.end());
   return true;
 }
 
@@ -669,7 +677,7 @@ struct Agent {
     setPhase(PHASE_CODEGEN);
     sys::DynamicLibrary::AddSymbol("exit", reinterpret_cast<void *>(programExit));
     // ctos gives workers no job that executes: the driver is in the program's context.
-    std::string Error = &Mod == &M ? execute() : "a worker of the agent does not execute programs";
+    std::string Error = &Mod == &M ? execute(R.TrackPoison) : "a worker of the agent does not execute programs";
     sendMsg(TAG_EXEC_ERROR, Error);
     _exit(0);
   }
@@ -690,7 +698,16 @@ struct Agent {
   }
 
   // Returns only with the reason it could not run `main`.
-  std::string execute() {
+  std::string execute(bool TrackPoison) {
+    // As src/sandbox/child.rs: the program's own functions, not the driver's, and not
+    // when they carry the unoptimized run's checks already.
+    Function *Runtime = Driver ? Driver->getFunction("__ctos.poison") : nullptr;
+    if (TrackPoison && Runtime && !Runtime->isDeclaration() && !M.getFunction("__ctos.ub") &&
+        !M.getFunction("__ctos.poison")) {
+      ctos_track_poison(wrap(&M));
+      if (verifyModule(M, &errs()))
+        return "the poison tracking broke the module";
+    }
     if (Driver && Linker::linkModules(M, std::move(Driver)))
       return "cannot link the driver";
     Function *Main = M.getFunction("main");

@@ -9,7 +9,8 @@
 # same script (embedded in the binary) when `--opt` names an LLVM it has no agent for yet;
 # it then sets
 #   CTOS_AGENT_SRC  a folder holding llvm-plugin/agent.cpp, src/llvm/pipeline.h,
-#                   src/coverage/traps.h and src/sandbox/heap.c
+#                   src/llvm/poison_checks.cpp, src/llvm/ub_rules.h, src/coverage/traps.h
+#                   and src/sandbox/heap.c
 #   CTOS_AGENT_OUT  the folder to build into
 set -euo pipefail
 
@@ -58,6 +59,8 @@ fi
 # Per process: two ctos processes may build the same agent at once.
 "$cxx" -x c -shared -fPIC -O2 "$src/src/sandbox/heap.c" -o "$out/ctos-heap.so.tmp.$$"
 mv "$out/ctos-heap.so.tmp.$$" "$out/ctos-heap.so"
-"$cxx" "${flags[@]}" "$src/llvm-plugin/agent.cpp" -o "$out/ctos-agent.so.tmp.$$"
+# Poison tracking (src/llvm/poison_checks.cpp) instruments the optimized program in the
+# agent's child before it runs, as the in-process engine does.
+"$cxx" "${flags[@]}" "$src/llvm-plugin/agent.cpp" "$src/src/llvm/poison_checks.cpp" -o "$out/ctos-agent.so.tmp.$$"
 mv "$out/ctos-agent.so.tmp.$$" "$out/ctos-agent.so"
 echo "$out/ctos-agent.so"

@@ -7,6 +7,8 @@ extern "C" {
     // src/llvm/ub_checks.cpp
     fn ctos_describe_functions(module: inkwell::llvm_sys::prelude::LLVMModuleRef) -> *mut std::ffi::c_char;
     fn ctos_instrument_ub(module: inkwell::llvm_sys::prelude::LLVMModuleRef) -> u32;
+    // src/llvm/poison_checks.cpp
+    fn ctos_track_poison(module: inkwell::llvm_sys::prelude::LLVMModuleRef) -> u32;
 }
 
 impl IrModule {
@@ -36,5 +38,21 @@ impl IrModule {
         let checks = unsafe { ctos_instrument_ub(copy.module().as_mut_ptr()) };
         copy.verify().map_err(|e| LoadError::Parse(format!("the checks broke the module: {e}")))?;
         Ok((copy, checks))
+    }
+
+    /// Whether the module's functions carry checks already (the unoptimized run's, which
+    /// stop at any poison made; or poison tracking).
+    pub fn has_checks(&self) -> bool {
+        ["__ctos.ub", "__ctos.poison"].iter().any(|f| self.module().get_function(f).is_some())
+    }
+
+    /// Track poison through the module's own functions (not its driver) until something
+    /// observes it, which stops the call through the driver's runtime (`__ctos.poison`);
+    /// immediate undefined behaviour stops it too. For optimized code, which may make
+    /// poison nobody uses. The number of instructions that may make poison.
+    pub fn track_poison(&mut self) -> Result<u32, LoadError> {
+        let origins = unsafe { ctos_track_poison(self.module().as_mut_ptr()) };
+        self.verify().map_err(|e| LoadError::Parse(format!("the poison tracking broke the module: {e}")))?;
+        Ok(origins)
     }
 }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 pub use script::ScriptOracle;
 
 use crate::llvm::VerifyEach;
+use crate::program::driver::{stopped_calls, Stopped};
 use crate::sandbox::{signal_name, ExecStatus, Execution, Outcome, Run};
 use crate::seq::Sequence;
 
@@ -120,10 +121,10 @@ pub fn execution_failure(execution: &Execution, reference: &Execution) -> Option
         _ if same_status && execution.stdout == reference.stdout => None,
         ExecStatus::Exited(code) => Some(Failure {
             kind: FailureKind::WrongCode,
-            signature: if execution.stdout != reference.stdout {
-                "output differs".to_string()
-            } else {
-                format!("exit code {code}")
+            signature: match newly_stopped(execution, reference) {
+                Some(stopped) => stopped.signature(),
+                None if execution.stdout != reference.stdout => "output differs".to_string(),
+                None => format!("exit code {code}"),
             },
         }),
         ExecStatus::Signal(s) => {
@@ -132,6 +133,13 @@ pub fn execution_failure(execution: &Execution, reference: &Execution) -> Option
         ExecStatus::Timeout => Some(Failure { kind: FailureKind::WrongCode, signature: "program does not end".into() }),
         ExecStatus::Oom => Some(Failure { kind: FailureKind::WrongCode, signature: "program out of memory".into() }),
     }
+}
+
+/// The first call of a generated driver that the checks of the optimized run stopped
+/// (poison observed, undefined behaviour) and the unoptimized run did not.
+pub fn newly_stopped(execution: &Execution, reference: &Execution) -> Option<Stopped> {
+    let before: Vec<usize> = stopped_calls(&reference.stdout).iter().map(|s| s.call).collect();
+    stopped_calls(&execution.stdout).into_iter().find(|s| !before.contains(&s.call))
 }
 
 impl Failure {

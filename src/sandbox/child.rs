@@ -450,6 +450,12 @@ fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo, worker: bool) {
     set_phase(Phase::Codegen);
     // Safety: program_exit has exit's C signature.
     unsafe { llvm::override_symbol("exit", program_exit as *mut c_void) };
+    if job.track_poison && module.driver_defines("__ctos.poison") && !module.has_checks() {
+        if let Err(e) = module.track_poison() {
+            send(wire::EXEC_ERROR, e.to_string().as_bytes());
+            unsafe { libc::_exit(0) }
+        }
+    }
     if job.fill_memory.is_some() {
         super::heap::fill(job.fill_memory);
     }

@@ -62,6 +62,21 @@ pub struct JobSpec {
     /// run before the plain heap's, which hashes the IR it keeps).
     #[serde(default)]
     pub skip_hash: bool,
+    /// Track poison through the program's run when its driver is one ctos generated
+    /// (src/llvm/poison_checks.cpp): a call that observes poison, or behaves undefinedly,
+    /// stops and says so. In-process children only.
+    #[serde(default)]
+    pub track_poison: bool,
+}
+
+/// Whether jobs track poison: `CTOS_POISON=on|off` (on when unset), to compare or measure.
+pub fn poison_tracking() -> Result<bool, String> {
+    match std::env::var_os("CTOS_POISON") {
+        None => Ok(true),
+        Some(v) if v == "on" => Ok(true),
+        Some(v) if v == "off" => Ok(false),
+        Some(v) => Err(format!("CTOS_POISON={}: poison tracking is on (the default) or off", v.to_string_lossy())),
+    }
 }
 
 /// One pass of a pipeline, for recording coverage while it alone runs.
@@ -90,6 +105,7 @@ impl JobSpec {
             pass_runs: None,
             heap: Default::default(),
             skip_hash: false,
+            track_poison: poison_tracking().unwrap_or(true),
         }
     }
 }

@@ -214,6 +214,7 @@ impl Pool {
     pub fn new(jobs: usize, limits: Limits, llvm_args: Vec<String>) -> std::io::Result<Pool> {
         crate::llvm::init();
         let heap = HeapPolicy::from_env().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        super::job::poison_tracking().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         Ok(Pool {
             jobs: jobs.max(1),
             limits,

@@ -9,6 +9,7 @@ use ctos::coverage::{Coverage, Granularity, Summary};
 use ctos::llvm::{Heap, VerifyEach};
 use ctos::oracle::{observe, Observation};
 use ctos::output as json;
+use ctos::program::driver::{compare_calls, generate_into, CallComparison};
 use ctos::program::Subject;
 use ctos::sandbox::{run_batch, signal_name, BatchItem, ExecMode, ExecStatus, Execution, JobSpec, Run};
 use ctos::seq::{pipeline_lines, Nesting, RenderOptions, Sequence};
@@ -30,7 +31,9 @@ pub struct RunArgs {
     /// A file with one pipeline per line ('-' reads standard input); '#' starts a comment.
     #[arg(long, value_name = "FILE")]
     seq_file: Option<PathBuf>,
-    /// Also execute main (JIT) of each optimized module and of the unoptimized one.
+    /// Also execute main (JIT) of each optimized module and of the unoptimized one. A
+    /// module without main gets a generated driver (see --seed): each call of its functions
+    /// is compared (value, memory written, poison observed, undefined behaviour).
     #[arg(long)]
     exec: bool,
     /// JSON Lines instead of the table: begin, the reference (with --exec), one `run`
@@ -54,6 +57,10 @@ pub struct RunArgs {
     /// hits per source file; with --json each `run` record gets a `coverage` object.
     #[arg(long, value_enum, value_name = "GRANULARITY")]
     coverage: Option<Granularity>,
+    /// Seed of the inputs of the driver ctos generates, with --exec, for a module without
+    /// main (it calls the module's functions and prints what each call returns and writes).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -83,6 +90,9 @@ struct RunRecord<'a> {
     /// What the pipeline needed, when LLVM's message says it broke a pass's precondition
     /// (a mistake in the pipeline, not a bug).
     pipeline_mistake: Option<&'static str>,
+    /// With a driver ctos generated: how many calls agree with the unoptimized run, and
+    /// each that does not (another value, poison observed, undefined behaviour).
+    calls: Option<CallComparison>,
 }
 
 /// How an execution ended, in `run` and `reference` records; all null without one.
@@ -156,7 +166,7 @@ fn read_pipelines(args: &RunArgs) -> Result<Vec<(String, String)>> {
 
 pub fn main(args: RunArgs) -> Result<ExitCode> {
     let started = std::time::Instant::now();
-    let spec = args.input.spec()?;
+    let mut spec = args.input.spec()?;
     let catalog = catalog_for(&spec.llvm)?;
     let options = RenderOptions { nesting: args.nesting, verify_fixpoint: args.verify_fixpoint };
     let texts = read_pipelines(&args)?;
@@ -166,12 +176,6 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         pipelines.push(ctos::seq::render_with(&seq, &catalog, &options)?);
     }
     let mut input = Subject::load(&spec, args.limits.jobs(), args.limits.limits())?;
-    if args.exec && !input.module.has_main() {
-        bail!(
-            "--exec needs a main function: {} defines none (give one with --driver FILE.ll)",
-            args.input.program.display()
-        );
-    }
     if args.exec && !input.module.for_host() {
         bail!(
             "--exec runs programs on this host ({}), but {} is for {}: drop --exec to optimize it for its target",
@@ -183,6 +187,23 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
     input.check(&pipelines).map_err(|r| r.located(|index| texts[index].1.clone()))?;
     if let Some(dir) = &args.emit_ir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let scratch = tempfile::Builder::new().prefix("ctos-run-").tempdir()?;
+    let generated = args.exec && !input.module.has_main();
+    if generated {
+        let path = args.emit_ir.as_deref().unwrap_or(scratch.path()).join("driver.ll");
+        let driver = generate_into(&input.module, &spec.llvm_args, args.limits.limits(), args.seed, &path)
+            .with_context(|| format!("--exec: {} defines no main function", args.input.program.display()))?;
+        eprintln!(
+            "note: {} defines no main: a generated driver makes {} calls of its functions ({}{})",
+            args.input.program.display(),
+            driver.calls,
+            path.display(),
+            if args.emit_ir.is_some() { "" } else { ", removed at the end; --emit-ir DIR keeps it" }
+        );
+        spec.driver = Some(path);
+        drop(input);
+        input = Subject::load(&spec, args.limits.jobs(), args.limits.limits())?;
     }
 
     let reference = if args.exec { Some(reference(&mut input)?) } else { None };
@@ -226,7 +247,8 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         while let Some(run) = ready.remove(&next) {
             *outcomes.entry(run.outcome.as_str()).or_default() += 1;
             let summary = coverage.zip(run.trace.as_deref()).map(|(c, t)| c.spectrum(t).summary(c.sites));
-            let result = emit(&mut out, &args, next, &pipelines[next], &run, reference.as_ref(), summary);
+            let judged = Judged { reference: reference.as_ref(), generated, coverage: summary };
+            let result = emit(&mut out, &args, next, &pipelines[next], &run, judged);
             if let Err(e) = result {
                 write_error.get_or_insert(e);
             }
@@ -274,15 +296,19 @@ fn print_header(out: &mut impl Write, exec: bool) -> Result<()> {
     Ok(())
 }
 
-fn emit(
-    out: &mut impl Write,
-    args: &RunArgs,
-    index: usize,
-    pipeline: &str,
-    run: &Run,
-    reference: Option<&Execution>,
+/// Differing calls the table shows per run.
+const SHOWN_CALLS: usize = 5;
+
+/// What a run is judged against, and what came with it.
+struct Judged<'a> {
+    reference: Option<&'a Execution>,
+    /// The program's driver is one ctos generated: its calls are compared one by one.
+    generated: bool,
     coverage: Option<Summary>,
-) -> Result<()> {
+}
+
+fn emit(out: &mut impl Write, args: &RunArgs, index: usize, pipeline: &str, run: &Run, judged: Judged) -> Result<()> {
+    let Judged { reference, generated, coverage } = judged;
     if let (Some(dir), Some(ir)) = (&args.emit_ir, &run.ir) {
         let path = dir.join(format!("{index:04}.ll"));
         std::fs::write(&path, ir).with_context(|| format!("cannot write {}", path.display()))?;
@@ -294,6 +320,7 @@ fn emit(
         _ => None,
     };
     let matches_reference = execution.zip(reference).map(|(e, r)| e.status == r.status && e.stdout == r.stdout);
+    let calls = execution.zip(reference).filter(|_| generated).map(|(e, r)| compare_calls(&e.stdout, &r.stdout));
     if args.json {
         let record = RunRecord {
             index,
@@ -316,6 +343,7 @@ fn emit(
             coverage,
             heap: run.heap,
             pipeline_mistake: mistake,
+            calls,
         };
         json::emit("run", &record)?;
     } else {
@@ -349,6 +377,16 @@ fn emit(
         }
         if let Some(needed) = mistake {
             writeln!(out, "      a mistake in the pipeline, not a bug: {needed}")?;
+        }
+        if let Some(calls) = calls.filter(|c| !c.differ.is_empty()) {
+            let n = calls.differ.len();
+            writeln!(out, "      calls: {} agree, {n} {}", calls.agree, if n == 1 { "differs" } else { "differ" })?;
+            for sentence in calls.differ.iter().take(SHOWN_CALLS) {
+                writeln!(out, "        {sentence}")?;
+            }
+            if n > SHOWN_CALLS {
+                writeln!(out, "        … and {} more (--json lists all)", n - SHOWN_CALLS)?;
+            }
         }
         if let Some(c) = coverage {
             writeln!(out, "      covered {} {} in {} files", c.elements, c.granularity, c.files.len())?;

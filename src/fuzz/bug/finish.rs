@@ -24,7 +24,7 @@ use crate::fuzz::folder::store::BugRow;
 use crate::llvm::IrModule;
 use crate::oracle::pass_runs::{first_failing_run, LimitedRun};
 use crate::oracle::{Failure, FailureKind, Oracle};
-use crate::program::driver::{first_broken_rule, has_generated_driver};
+use crate::program::driver::{first_observed, has_generated_driver};
 use crate::program::{reference_execution_filled, Subject, SubjectSpec};
 use crate::sandbox::agent::ExternalOpt;
 use crate::sandbox::{ExecMode, JobSpec, Llvm};
@@ -196,9 +196,9 @@ fn bisect(
 /// Pass runs a wrong-code bisection checks for undefined behaviour at most, one by one.
 const UNDEFINED_SCAN: u32 = 200;
 
-/// The first of the pass runs 1..=`upto` after which the calls of `file`'s generated
-/// driver break a rule of the checks for undefined behaviour; None when none does, or the
-/// program has no generated driver. A pass that hoists a division out of the loop guarding
+/// The first of the pass runs 1..=`upto` after which a call of `file`'s generated driver
+/// observes poison or behaves undefinedly (under poison tracking); None when none does, or
+/// the program has no generated driver. A pass that hoists a division out of the loop guarding
 /// it makes the program undefined, and the backend drops the unused division again: the
 /// wrong output shows only after a later pass uses it, and opt-bisect names that one.
 fn undefined_from(
@@ -225,7 +225,7 @@ fn undefined_from(
         let mut optimized = IrModule::from_bytes(ir.as_bytes(), "optimized", &subject.target)
             .map_err(|e| anyhow::anyhow!("the linked LLVM cannot read the optimized IR: {e}"))?;
         optimized.set_driver_bytes(&driver, DRIVER)?;
-        if let Some(Some(rule)) = first_broken_rule(&mut subject.pool, &optimized, fill)? {
+        if let Some(Some(rule)) = first_observed(&mut subject.pool, &optimized, fill)? {
             return Ok(Some(UndefinedFrom { limit, pass: last.name, rule }));
         }
     }

@@ -71,8 +71,7 @@ pub struct Baseline {
     pub checked_clean: Option<bool>,
 }
 
-/// The bytes fresh stack and heap memory is filled with in the two unoptimized runs.
-pub const FILLS: [u8; 2] = [0x5a, 0xa5];
+pub use crate::program::driver::FILLS;
 
 impl Baseline {
     /// The baseline of `module` (which must have `main`).

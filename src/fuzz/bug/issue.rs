@@ -16,6 +16,7 @@ use crate::fuzz::bug::suspects::Suspects;
 use crate::fuzz::campaign::Campaign;
 use crate::fuzz::folder::store::BugRow;
 use crate::oracle::FailureKind;
+use crate::program::driver::{POISON_OBSERVED, UNDEFINED};
 use crate::seq::Sequence;
 
 /// IR longer than this is attached to a report rather than pasted into it.
@@ -76,17 +77,18 @@ impl Bisected {
     fn text(&self) -> String {
         let mut text = self.limit_text();
         if let (Some(n), Some(u)) = (self.limit, &self.undefined) {
-            let checks = "ctos's checks for undefined behaviour (run on the optimized code with the same driver)";
+            let checks = "ctos's poison tracking (run on the optimized code with the same driver)";
             text.push_str(&if u.limit < n {
                 format!(
-                    "Under {checks}, the calls already break a rule after pass run {}, `{}` ({}), which the \
-                     unoptimized program does not: that pass makes the program undefined, and pass run {n} shows it.\n\n",
+                    "Under {checks}, a call already observes poison or behaves undefinedly after pass run {}, \
+                     `{}` ({}), which the unoptimized program does not: that pass makes the program undefined, \
+                     and pass run {n} shows it.\n\n",
                     u.limit, u.pass, u.rule
                 )
             } else {
                 format!(
-                    "Under {checks}, the calls break a rule after pass run {n} ({}), which the unoptimized program \
-                     does not: the pass makes the program undefined.\n\n",
+                    "Under {checks}, a call observes poison or behaves undefinedly after pass run {n} ({}), which \
+                     the unoptimized program does not: the pass makes the program undefined.\n\n",
                     u.rule
                 )
             });
@@ -505,6 +507,15 @@ fn expected_vs_actual(c: &Campaign, kind: FailureKind, bug: &BugRow, findings: &
             text.push_str(&block(expected.unwrap_or("(not recorded)")));
             text.push_str(&format!("Actual ({}):\n", bug.signature));
             text.push_str(&block(actual.unwrap_or("(not recorded)")));
+            if bug.signature.starts_with(POISON_OBSERVED) || bug.signature.starts_with(UNDEFINED) {
+                text.push_str(&format!(
+                    "\nThe optimized program may print the same under plain `lli`: what differs is {}, which \
+                     ctos tracks through the optimized run with the same driver (each `ctos-poison:` line names \
+                     the call, what observed the poison, and the instruction that made it; `ctos run` with \
+                     `--driver` and `--exec` shows it).\n",
+                    if bug.signature.starts_with(POISON_OBSERVED) { "poison" } else { "undefined behaviour" }
+                ));
+            }
         }
         _ => {
             text.push_str("Expected: `opt` finishes and the IR verifies.\n\nActual:\n");

@@ -6,18 +6,23 @@
 //! with fresh memory filled two ways (a call that reads memory it never wrote prints
 //! differently).
 
+mod stopped;
 mod text;
 
 use std::collections::BTreeMap;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
 use rand::{Rng, RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::reference_execution_filled;
 use crate::llvm::IrModule;
 use crate::sandbox::{ExecStatus, Execution, Limits, Pool};
-pub use text::{driver_text, ub_kind_name, RUNTIME_KINDS, UB_KINDS};
+pub use stopped::{compare_calls, stopped_calls, CallComparison, Stopped, POISON_OBSERVED, UNDEFINED};
+pub use text::{driver_text, ub_kind_name, FIRST_OBSERVED_KIND, RUNTIME_KINDS, UB_KINDS};
+
+/// The bytes fresh stack and heap memory is filled with in the two unoptimized runs.
+pub const FILLS: [u8; 2] = [0x5a, 0xa5];
 
 /// The memory the driver gives pointer arguments: one slot each, the pointer in its middle.
 pub const SLOT: u64 = 4096;
@@ -401,12 +406,39 @@ pub fn runs_clean(pool: &mut Pool, module: &IrModule, fill: u8) -> Result<Option
 /// The first rule the calls of `module`'s generated driver break under the checks, as
 /// "call 0: a division by zero" (or how the checked run ended, when it ended badly without
 /// naming one); Some(None) when they run clean; None when its driver is not one ctos
-/// generated. Run on optimized code, it tells whether a pass made the calls undefined.
+/// generated. Every poison made counts: for unoptimized code.
 pub fn first_broken_rule(pool: &mut Pool, module: &IrModule, fill: u8) -> Result<Option<Option<String>>> {
+    checked_run(pool, module, fill, Checks::EveryRule)
+}
+
+/// The first call of `module`'s generated driver that observes poison or behaves
+/// undefinedly under poison tracking, in a sentence (what made the poison); Some(None) when
+/// none does; None when its driver is not one ctos generated. For optimized code: poison
+/// made and never observed does not count. Run after each pass, it tells which pass made
+/// the calls observe poison.
+pub fn first_observed(pool: &mut Pool, module: &IrModule, fill: u8) -> Result<Option<Option<String>>> {
+    checked_run(pool, module, fill, Checks::PoisonObserved)
+}
+
+enum Checks {
+    EveryRule,
+    PoisonObserved,
+}
+
+fn checked_run(pool: &mut Pool, module: &IrModule, fill: u8, checks: Checks) -> Result<Option<Option<String>>> {
     let Some(driver) = module.driver_bitcode().filter(|_| has_generated_driver(module)) else {
         return Ok(None);
     };
-    let (mut checked, _) = module.instrumented_for_ub()?;
+    let mut checked = match checks {
+        Checks::EveryRule => module.instrumented_for_ub()?.0,
+        Checks::PoisonObserved if module.driver_defines("__ctos.poison") => {
+            let mut copy = module.copy_without_driver()?;
+            copy.track_poison()?;
+            copy
+        }
+        // A driver of an earlier ctos, without poison tracking's runtime.
+        Checks::PoisonObserved => return Ok(None),
+    };
     checked.set_driver_bytes(&driver, "driver.bc")?;
     // The checks are the linked LLVM's code in a copy of the module, and an external
     // opt's children run the program it started with: the copy runs in-process. Its
@@ -420,9 +452,12 @@ pub fn first_broken_rule(pool: &mut Pool, module: &IrModule, fill: u8) -> Result
         None => pool,
     };
     let run = reference_execution_filled(pool, &mut checked, Some(fill))?;
-    let broken = broken_rules(&run.stdout).into_iter().min();
-    Ok(Some(match broken {
-        Some((call, kind)) => Some(format!("call {call}: {}", ub_kind_name(kind))),
+    let first = stopped_calls(&run.stdout).into_iter().min_by_key(|s| s.call);
+    Ok(Some(match first {
+        Some(stopped) => Some(match checks {
+            Checks::EveryRule => format!("call {}: {}", stopped.call, ub_kind_name(stopped.kind)),
+            Checks::PoisonObserved => stopped.sentence(""),
+        }),
         None if run.status != ExecStatus::Exited(0) => Some(format!("the checked run {}", run.status.describe())),
         None => None,
     }))
@@ -432,6 +467,23 @@ pub fn first_broken_rule(pool: &mut Pool, module: &IrModule, fill: u8) -> Result
 /// runtime (`__ctos.ub`).
 pub fn has_generated_driver(module: &IrModule) -> bool {
     module.driver_defines("__ctos.ub")
+}
+
+/// For a module without `main` whose optimized code is to be run (`ctos run --exec`): a
+/// driver generated for it from `seed` (as a campaign generates one), written to `path`;
+/// the error says why there is none.
+pub fn generate_into(
+    module: &IrModule,
+    llvm_args: &[String],
+    limits: Limits,
+    seed: u64,
+    path: &std::path::Path,
+) -> Result<GeneratedDriver> {
+    let target_free = crate::llvm::TargetSpec::split_flags(llvm_args).1;
+    let outcome = generate(module, &target_free, limits, seed, FILLS)?;
+    let driver = outcome.driver.map_err(|why| anyhow::anyhow!("ctos cannot generate a driver for it: {why}"))?;
+    std::fs::write(path, &driver.text).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(driver)
 }
 
 /// "3 × a division by zero, 1 × …".

@@ -152,3 +152,106 @@ fn code_for_features_the_host_lacks_is_not_run_here() {
     let other = if crate::llvm::host_cpu() == "btver2" { "skylake" } else { "btver2" };
     assert!(!crate::llvm::runs_on_host(other, ""));
 }
+
+/// A cttz whose zero input its guard keeps out: the unoptimized function runs clean on 0.
+const GUARDED_CTTZ: &str = "define i32 @f(i32 %x) {
+entry:
+  %c = icmp eq i32 %x, 0
+  br i1 %c, label %exit, label %nz
+nz:
+  %t = call i32 @llvm.cttz.i32(i32 %x, i1 true)
+  br label %exit
+exit:
+  %r = phi i32 [ %t, %nz ], [ 32, %entry ]
+  ret i32 %r
+}
+declare i32 @llvm.cttz.i32(i32, i1)
+";
+
+/// The lines of `stdout` that poison tracking printed.
+fn poison_lines(stdout: &str) -> Vec<&str> {
+    stdout.lines().filter(|l| l.starts_with("ctos-poison: ")).collect()
+}
+
+/// A miscompiled `@f` that drops the guard returns poison on 0, whatever the machine's
+/// `tzcnt` then computes: the call stops and names the instruction that made it.
+#[test]
+fn an_optimized_function_that_returns_poison_is_reported_with_the_instruction_that_made_it() {
+    let (driver, _) = driver_for(GUARDED_CTTZ);
+    assert!(driver.text.contains("@f(i32 0)"), "{}", driver.text);
+    let miscompiled = "define i32 @f(i32 %x) {
+  %t = call i32 @llvm.cttz.i32(i32 %x, i1 true)
+  ret i32 %t
+}
+declare i32 @llvm.cttz.i32(i32, i1)
+";
+    let out = output_after(miscompiled, &driver, "");
+    let lines = poison_lines(&out);
+    assert_eq!(lines.len(), 1, "{out}");
+    assert!(lines[0].contains(&format!("kind {}: ", FIRST_OBSERVED_KIND)), "{out}");
+    assert!(lines[0].ends_with("@f: `%t = call i32 @llvm.cttz.i32(i32 %x, i1 true)`"), "{out}");
+    assert!(!out.contains("@f(i32 0) ->"), "the stopped call prints no result: {out}");
+}
+
+/// Hoisting the cttz above its guard and selecting its result only where it is defined is
+/// what simplifycfg and instcombine do: poison made and never used is no wrong code.
+#[test]
+fn a_speculated_poison_that_nothing_uses_is_not_reported() {
+    let (driver, _) = driver_for(GUARDED_CTTZ);
+    let speculated = "define i32 @f(i32 %x) {
+  %c = icmp eq i32 %x, 0
+  %t = call i32 @llvm.cttz.i32(i32 %x, i1 true)
+  %r = select i1 %c, i32 32, i32 %t
+  ret i32 %r
+}
+declare i32 @llvm.cttz.i32(i32, i1)
+";
+    let reference = output_after(GUARDED_CTTZ, &driver, "");
+    assert_eq!(output_after(speculated, &driver, ""), reference);
+    let optimized = output_after(GUARDED_CTTZ, &driver, "simplifycfg,instcombine");
+    assert_eq!(optimized, reference);
+    assert!(poison_lines(&reference).is_empty() && reference.contains("@f(i32 0) -> 32"), "{reference}");
+}
+
+/// Poison stored where the driver prints it, and a branch on poison, stop the call.
+#[test]
+fn poison_stored_in_printed_memory_or_branched_on_is_reported() {
+    let guarded = "define void @s(ptr %p, i32 %x) {
+entry:
+  %max = icmp eq i32 %x, 2147483647
+  br i1 %max, label %exit, label %store
+store:
+  %y = add nsw i32 %x, 1
+  store i32 %y, ptr %p
+  br label %exit
+exit:
+  ret void
+}
+";
+    let (driver, dropped) = driver_for(guarded);
+    assert!(dropped.is_empty(), "{dropped:?}");
+    let stores_poison = "define void @s(ptr %p, i32 %x) {
+  %y = add nsw i32 %x, 1
+  store i32 %y, ptr %p
+  ret void
+}
+";
+    let out = output_after(stores_poison, &driver, "");
+    let lines = poison_lines(&out);
+    assert!(!lines.is_empty() && lines.iter().all(|l| l.contains(": kind 15: @s: `%y = add nsw i32 %x, 1`")), "{out}");
+    let branches = "define void @s(ptr %p, i32 %x) {
+entry:
+  %y = add nsw i32 %x, 1
+  %up = icmp sgt i32 %y, %x
+  br i1 %up, label %store, label %exit
+store:
+  store i32 %y, ptr %p
+  br label %exit
+exit:
+  ret void
+}
+";
+    let out = output_after(branches, &driver, "");
+    let lines = poison_lines(&out);
+    assert!(!lines.is_empty() && lines.iter().all(|l| l.contains(": kind 16: @s: `%y = add nsw i32 %x, 1`")), "{out}");
+}

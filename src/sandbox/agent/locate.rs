@@ -10,6 +10,8 @@ const AGENT_SOURCE: &str = include_str!("../../../llvm-plugin/agent.cpp");
 const PIPELINE_SOURCE: &str = include_str!("../../llvm/pipeline.h");
 const TRAPS_SOURCE: &str = include_str!("../../coverage/traps.h");
 const HEAP_SOURCE: &str = include_str!("../heap.c");
+const POISON_SOURCE: &str = include_str!("../../llvm/poison_checks.cpp");
+const RULES_SOURCE: &str = include_str!("../../llvm/ub_rules.h");
 const BUILD_SCRIPT: &str = include_str!("../../../scripts/build-plugin.sh");
 
 /// An `opt` the user named, with the agent that loads into it.
@@ -177,6 +179,8 @@ fn cached_agent(opt: &Path, version: &str) -> Result<PathBuf> {
             PIPELINE_SOURCE.as_bytes(),
             TRAPS_SOURCE.as_bytes(),
             HEAP_SOURCE.as_bytes(),
+            POISON_SOURCE.as_bytes(),
+            RULES_SOURCE.as_bytes(),
             BUILD_SCRIPT.as_bytes(),
         ]
         .concat()
@@ -204,6 +208,8 @@ fn cached_agent(opt: &Path, version: &str) -> Result<PathBuf> {
     std::fs::write(src.join("src/llvm/pipeline.h"), PIPELINE_SOURCE)?;
     std::fs::write(src.join("src/coverage/traps.h"), TRAPS_SOURCE)?;
     std::fs::write(src.join("src/sandbox/heap.c"), HEAP_SOURCE)?;
+    std::fs::write(src.join("src/llvm/poison_checks.cpp"), POISON_SOURCE)?;
+    std::fs::write(src.join("src/llvm/ub_rules.h"), RULES_SOURCE)?;
     std::fs::write(dir.join("build-plugin.sh"), BUILD_SCRIPT)?;
     eprintln!("ctos: building the agent for LLVM {version} (once) in {}", dir.display());
     let out = Command::new("bash")

@@ -284,6 +284,7 @@ fn job_fields(job: &JobSpec, copy_max: usize, llvm_args: &[String], limits: &Lim
         job.pass_runs.map_or(-1, |n| i64::from(n.min(i32::MAX as u32))).to_string(),
         (job.heap as i32).to_string(),
         u8::from(job.skip_hash).to_string(),
+        u8::from(job.track_poison).to_string(),
         job.pipeline.clone(),
     ];
     let mut payload = Vec::new();
