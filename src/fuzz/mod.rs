@@ -23,6 +23,8 @@ pub use folder::merge::merge;
 pub use folder::report::{print_report, BugReport};
 pub use folder::stats::Stats;
 pub use folder::store;
+pub use preflight::usable_seeds;
+pub use programs::seeds::{LeftOut, SeedEntry};
 
 use crate::program::catalog_for;
 use crate::sandbox::Llvm;

@@ -110,15 +110,25 @@ fn check_seeds(config: &CampaignConfig, catalog: &Catalog, llvm: &Llvm) -> Resul
     if !mix.has(Generator::Seeds) && !mix.has(Generator::IrMutate) {
         bail!("--seeds feeds the seeds and ir-mutate generators; --generator {mix} uses neither");
     }
-    // Which of the seeds' options take file names, as the LLVM under test's opt says.
-    let help = crate::llvm::opt_hidden_options(&llvm.opt_path())
-        .map_err(|e| anyhow::anyhow!("--seeds: cannot ask opt which options name files: {e}"))?;
-    let kinds = OptionKinds::from_help(&help);
-    let (seeds, left_out) = seeds::load(&config.seeds_dirs, catalog, &config.render(), &kinds)?;
+    let (seeds, left_out) = usable_seeds(&config.seeds_dirs, catalog, &config.render(), llvm)?;
     if seeds.is_empty() {
         bail!("--seeds: no seed this LLVM can use ({} left out: {})", left_out.total(), left_out.summary());
     }
     Ok(Some((seeds, left_out)))
+}
+
+/// The seeds of `dirs` as a campaign on `llvm` uses them: per file and set of options its
+/// RUN lines give, the pipelines they run; and the seeds left out, by reason.
+pub fn usable_seeds(
+    dirs: &[std::path::PathBuf],
+    catalog: &Catalog,
+    render: &crate::seq::RenderOptions,
+    llvm: &Llvm,
+) -> Result<(Vec<SeedEntry>, LeftOut)> {
+    // Which of the seeds' options take file names, as the LLVM under test's opt says.
+    let help = crate::llvm::opt_hidden_options(&llvm.opt_path())
+        .map_err(|e| anyhow::anyhow!("--seeds: cannot ask opt which options name files: {e}"))?;
+    seeds::load(dirs, catalog, render, &OptionKinds::from_help(&help))
 }
 
 /// The pipelines of `--sequences` with their line numbers, parsed and rendered; errors name
