@@ -77,6 +77,35 @@ fn rank_of(report: &Value, path: &str) -> Option<u64> {
         .map(|r| r["rank"].as_u64().unwrap())
 }
 
+/// IR without `main` whose bug is wrong code (tests/data/irce-udiv.ll: irce leaves a
+/// division by zero in the entry block): locseq generates a driver, keeps it beside the
+/// page, reproduces the undefined behaviour the optimized calls show, and ranks files.
+#[test]
+fn a_wrong_code_bug_of_ir_without_main_is_isolated_with_a_generated_driver() {
+    let seq = temp("irce.seq");
+    std::fs::write(&seq, "function(irce)\n").unwrap();
+    let program = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/irce-udiv.ll");
+    let page = temp("irce.html");
+    let report = isolate(&[
+        seq.to_str().unwrap(),
+        program.to_str().unwrap(),
+        "--max-evals",
+        "60",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let isolation = &report["isolation"];
+    let failure = &isolation["failure"];
+    assert_eq!(
+        (&failure["kind"], &failure["signature"]),
+        (&"wrong-code".into(), &"undefined behaviour: a division by zero".into())
+    );
+    assert_eq!(isolation["culprit"]["pass"], "irce", "{isolation}");
+    assert!(!isolation["ranking"].as_array().unwrap().is_empty(), "{isolation}");
+    let driver = std::fs::read_to_string(page.with_extension("driver.ll")).unwrap();
+    assert!(driver.contains("@f(i64 0)"), "{driver}");
+}
+
 #[test]
 fn a_sequence_that_does_not_fail_is_reported_and_nothing_else_happens() {
     let seq = temp("ok-seq.txt");

@@ -9,7 +9,7 @@ use ctos::coverage::{Coverage, Granularity, Summary};
 use ctos::llvm::{Heap, VerifyEach};
 use ctos::oracle::{observe, Observation};
 use ctos::output as json;
-use ctos::program::driver::{compare_calls, generate_into, CallComparison};
+use ctos::program::driver::{compare_calls, load_with_generated_driver, CallComparison};
 use ctos::program::Subject;
 use ctos::sandbox::{run_batch, signal_name, BatchItem, ExecMode, ExecStatus, Execution, JobSpec, Run};
 use ctos::seq::{pipeline_lines, Nesting, RenderOptions, Sequence};
@@ -189,21 +189,23 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let scratch = tempfile::Builder::new().prefix("ctos-run-").tempdir()?;
-    let generated = args.exec && !input.module.has_main();
-    if generated {
+    let mut generated = false;
+    if args.exec {
         let path = args.emit_ir.as_deref().unwrap_or(scratch.path()).join("driver.ll");
-        let driver = generate_into(&input.module, &spec.llvm_args, args.limits.limits(), args.seed, &path)
+        let (jobs, limits) = (args.limits.jobs(), args.limits.limits());
+        let (loaded, driver) = load_with_generated_driver(&mut spec, input, jobs, limits, args.seed, &path)
             .with_context(|| format!("--exec: {} defines no main function", args.input.program.display()))?;
-        eprintln!(
-            "note: {} defines no main: a generated driver makes {} calls of its functions ({}{})",
-            args.input.program.display(),
-            driver.calls,
-            path.display(),
-            if args.emit_ir.is_some() { "" } else { ", removed at the end; --emit-ir DIR keeps it" }
-        );
-        spec.driver = Some(path);
-        drop(input);
-        input = Subject::load(&spec, args.limits.jobs(), args.limits.limits())?;
+        input = loaded;
+        if let Some(driver) = driver {
+            generated = true;
+            eprintln!(
+                "note: {} defines no main: a generated driver makes {} calls of its functions ({}{})",
+                args.input.program.display(),
+                driver.calls,
+                path.display(),
+                if args.emit_ir.is_some() { "" } else { ", removed at the end; --emit-ir DIR keeps it" }
+            );
+        }
     }
 
     let reference = if args.exec { Some(reference(&mut input)?) } else { None };

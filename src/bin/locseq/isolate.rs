@@ -12,9 +12,11 @@ use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::sequence_search::{SearchStats, Strategy};
 use ctos::localize::similarity::SimilarityFormula;
 use ctos::localize::witness_programs::ProgramInput;
+use ctos::oracle::{observe, Observation};
 use ctos::output::{self, shorten, value_name};
+use ctos::program::driver::load_with_generated_driver;
 use ctos::program::{Subject, SubjectSpec};
-use ctos::sandbox::Llvm;
+use ctos::sandbox::{JobSpec, Llvm};
 use ctos::seq::{pipeline_lines, Catalog, Sequence};
 use indicatif::ProgressBar;
 use serde::Serialize;
@@ -202,14 +204,39 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     if let Some(out) = &args.html {
         ctos::html::check_output(out)?;
     }
-    let Target { spec, catalog, sequence: buggy, oracle, pattern, version_note } = target(&args)?;
+    let Target { mut spec, catalog, sequence: buggy, oracle, pattern, version_note } = target(&args)?;
     let mut opts = args.search.options()?;
     opts.oracle = oracle;
     opts.pattern = pattern;
     opts.strategy = args.strategy;
     opts.seed = args.seed;
     let mut input = Subject::load(&spec, args.limits.jobs(), args.limits.limits())?;
-    input.check(&[buggy.render(&catalog)?]).with_context(|| args.seq_file.display().to_string())?;
+    let pipeline = buggy.render(&catalog)?;
+    input.check(std::slice::from_ref(&pipeline)).with_context(|| args.seq_file.display().to_string())?;
+    let scratch = tempfile::Builder::new().prefix("locseq-").tempdir()?;
+    if needs_a_driver(&mut input, &opts.oracle, &pipeline)? {
+        let path = match &args.html {
+            Some(page) => page.with_extension("driver.ll"),
+            None => scratch.path().join("driver.ll"),
+        };
+        let (jobs, limits) = (args.limits.jobs(), args.limits.limits());
+        let (loaded, driver) = load_with_generated_driver(&mut spec, input, jobs, limits, args.seed, &path)
+            .with_context(|| format!("{} defines no main function to judge wrong code by", spec.program.display()))?;
+        input = loaded;
+        if let Some(driver) = driver {
+            eprintln!(
+                "note: {} defines no main: a generated driver makes {} calls of its functions ({}{})",
+                spec.program.display(),
+                driver.calls,
+                path.display(),
+                if args.html.is_some() {
+                    ", beside the page"
+                } else {
+                    ", removed at the end; --html keeps it beside the page"
+                }
+            );
+        }
+    }
     let mut bar = Bar::new(args.search.time, args.json);
     let program = ProgramInput::read(&spec.program, &spec.frontend, spec.driver.as_deref(), &input.target)?;
     let isolation = isolate(&mut input.pool, &mut input.module, Some(&program), &buggy, &catalog, &opts, &mut bar);
@@ -245,6 +272,22 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     };
     output::emit("summary", &summary)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the program, which has no `main`, needs a generated driver: the oracle is wrong
+/// code, or it is left to what the sequence shows and the optimizer alone shows nothing.
+fn needs_a_driver(input: &mut Subject, oracle: &OracleMode, pipeline: &str) -> Result<bool> {
+    if input.module.has_main() || !input.module.for_host() {
+        return Ok(false);
+    }
+    Ok(match oracle {
+        OracleMode::WrongCode => true,
+        OracleMode::Auto => {
+            let run = input.pool.run_one(&mut input.module, &JobSpec::optimize(pipeline))?;
+            observe(&run, None) == Observation::Clean
+        }
+        _ => false,
+    })
 }
 
 /// What the ranking depends on and how to run it again, for the HTML page.

@@ -17,6 +17,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::reference_execution_filled;
 use crate::llvm::IrModule;
+use crate::program::{Subject, SubjectSpec};
 use crate::sandbox::{ExecStatus, Execution, Limits, Pool};
 pub use stopped::{compare_calls, stopped_calls, CallComparison, Stopped, POISON_OBSERVED, UNDEFINED};
 pub use text::{driver_text, ub_kind_name, FIRST_OBSERVED_KIND, RUNTIME_KINDS, UB_KINDS};
@@ -469,21 +470,28 @@ pub fn has_generated_driver(module: &IrModule) -> bool {
     module.driver_defines("__ctos.ub")
 }
 
-/// For a module without `main` whose optimized code is to be run (`ctos run --exec`): a
-/// driver generated for it from `seed` (as a campaign generates one), written to `path`;
-/// the error says why there is none.
-pub fn generate_into(
-    module: &IrModule,
-    llvm_args: &[String],
+/// For a program without `main` whose optimized code is to be run (`ctos run --exec`,
+/// `locseq isolate` of wrong code): a driver generated for it from `seed`, as a campaign
+/// generates one, written to `path`; the program loaded again with it (`spec` then names
+/// it). A program with `main`, or for another host, comes back as it was, with None.
+pub fn load_with_generated_driver(
+    spec: &mut SubjectSpec,
+    subject: Subject,
+    jobs: usize,
     limits: Limits,
     seed: u64,
     path: &std::path::Path,
-) -> Result<GeneratedDriver> {
-    let target_free = crate::llvm::TargetSpec::split_flags(llvm_args).1;
-    let outcome = generate(module, &target_free, limits, seed, FILLS)?;
+) -> Result<(Subject, Option<GeneratedDriver>)> {
+    if subject.module.has_main() || !subject.module.for_host() {
+        return Ok((subject, None));
+    }
+    let target_free = crate::llvm::TargetSpec::split_flags(&spec.llvm_args).1;
+    let outcome = generate(&subject.module, &target_free, limits, seed, FILLS)?;
     let driver = outcome.driver.map_err(|why| anyhow::anyhow!("ctos cannot generate a driver for it: {why}"))?;
     std::fs::write(path, &driver.text).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(driver)
+    spec.driver = Some(path.to_path_buf());
+    drop(subject);
+    Ok((Subject::load(spec, jobs, limits)?, Some(driver)))
 }
 
 /// "3 × a division by zero, 1 × …".
