@@ -7,7 +7,8 @@
 //!
 //! Same csmith programs (screened for undefined behaviour), same random 50–200-pass
 //! sequences from the `ctos` set, same number of parallel workers, in one run; ctos also on
-//! glibc's heap alone, to show what the strict heap's runs cost. Also reports where ctos's
+//! glibc's heap alone, to show what the strict heap's runs cost, and without poison
+//! tracking (the program's run instrumented by src/llvm/poison_checks.cpp), for its cost. Also reports where ctos's
 //! time goes: pass work, verification, hashing, JIT, the program.
 //!
 //! With CTOS_BENCH_CAMPAIGN, the pairs are a campaign's own: its first tested programs, each
@@ -22,7 +23,9 @@ use std::time::{Duration, Instant};
 
 use ctos::llvm::{CFrontend, IrModule, TargetSpec, VerifyEach};
 use ctos::program::{generate_many, screen_many, GenConfig, Screen, Screening};
-use ctos::sandbox::{run_batch_cached, BatchItem, ExecCache, ExecMode, ExecStatus, HeapPolicy, JobSpec, Limits, Pool};
+use ctos::sandbox::{
+    run_batch_cached, BatchItem, ExecCache, ExecMode, ExecStatus, HeapPolicy, JobSpec, Limits, PoisonTracking, Pool,
+};
 use ctos::seq::random::{random_flat_between, with_preconditions};
 use ctos::seq::Catalog;
 use rand::SeedableRng;
@@ -215,12 +218,17 @@ fn main() {
     let mut references = Vec::new();
     let mut every_seconds = 0.0;
     let mut plain_seconds = 0.0;
+    let mut untracked_seconds = 0.0;
     let mut breakdown = Breakdown::default();
     let mut ours = 0.0;
-    let plain = HeapPolicy::Plain;
-    for (verify, heap) in
-        [(VerifyEach::Changed, HeapPolicy::Both), (VerifyEach::Every, HeapPolicy::Both), (VerifyEach::Changed, plain)]
-    {
+    let (both, plain) = (HeapPolicy::Both, HeapPolicy::Plain);
+    let (tracked, untracked) = (PoisonTracking::All, PoisonTracking::Off);
+    for (verify, heap, track_poison) in [
+        (VerifyEach::Changed, both, tracked),
+        (VerifyEach::Every, both, tracked),
+        (VerifyEach::Changed, plain, tracked),
+        (VerifyEach::Changed, both, untracked),
+    ] {
         let t = Instant::now();
         let mut b = Breakdown::default();
         for (p, (bc, pipelines)) in workload.bitcode.iter().zip(&workload.pipelines).enumerate() {
@@ -228,28 +236,34 @@ fn main() {
             let mut pool = Pool::new(jobs, limits, Vec::new()).unwrap();
             pool.set_heap_policy(heap);
             let reference = pool
-                .run_one(&mut module, &JobSpec { exec: ExecMode::Always, ..JobSpec::optimize("") })
+                .run_one(&mut module, &JobSpec { exec: ExecMode::Always, track_poison, ..JobSpec::optimize("") })
                 .unwrap()
                 .execution
                 .unwrap();
-            if verify == VerifyEach::Changed && heap == HeapPolicy::Both {
+            if verify == VerifyEach::Changed && heap == HeapPolicy::Both && track_poison == tracked {
                 references.push(reference.stdout.clone());
             }
             let items = pipelines.iter().enumerate().map(|(index, s)| BatchItem {
                 index,
-                job: JobSpec { verify_each: verify, exec: ExecMode::Always, ..JobSpec::optimize(s.clone()) },
+                job: JobSpec {
+                    verify_each: verify,
+                    exec: ExecMode::Always,
+                    track_poison,
+                    ..JobSpec::optimize(s.clone())
+                },
             });
             run_batch_cached(&mut pool, &mut module, items, &mut ExecCache::default(), |_, run| {
                 b.add(p, &run, &reference)
             })
             .unwrap();
         }
-        match (verify, heap) {
-            (VerifyEach::Changed, HeapPolicy::Both) => {
+        match (verify, heap, track_poison) {
+            (VerifyEach::Changed, HeapPolicy::Both, PoisonTracking::All) => {
                 ours = t.elapsed().as_secs_f64();
                 breakdown = b;
             }
-            (VerifyEach::Changed, _) => plain_seconds = t.elapsed().as_secs_f64(),
+            (VerifyEach::Changed, HeapPolicy::Both, _) => untracked_seconds = t.elapsed().as_secs_f64(),
+            (VerifyEach::Changed, _, _) => plain_seconds = t.elapsed().as_secs_f64(),
             _ => every_seconds = t.elapsed().as_secs_f64(),
         }
     }
@@ -267,13 +281,26 @@ fn main() {
         n_sequences
     );
     println!("{:<44} {:>8} {:>10} {:>10}", "", "pairs", "seconds", "pairs/s");
-    println!("{:<44} {:>8} {:>10.1} {:>10.2}", "ctos (verify after changing passes)", pairs, ours, pairs as f64 / ours);
+    println!(
+        "{:<44} {:>8} {:>10.1} {:>10.2}",
+        "ctos, poison tracked (CTOS_POISON=all)",
+        pairs,
+        ours,
+        pairs as f64 / ours
+    );
     println!(
         "{:<44} {:>8} {:>10.1} {:>10.2}",
         "ctos, glibc's heap alone (CTOS_HEAP=plain)",
         pairs,
         plain_seconds,
         pairs as f64 / plain_seconds
+    );
+    println!(
+        "{:<44} {:>8} {:>10.1} {:>10.2}",
+        "ctos, no poison tracking (campaign default)",
+        pairs,
+        untracked_seconds,
+        pairs as f64 / untracked_seconds
     );
     println!(
         "{:<44} {:>8} {:>10.1} {:>10.2}",

@@ -7,6 +7,7 @@ mod cfg;
 mod frontend;
 mod module;
 mod mutation;
+mod poison_runtime;
 mod process;
 mod ub;
 
@@ -21,6 +22,7 @@ pub use module::{
     VerifyEach,
 };
 pub use mutation::{ir_site_count, ir_text_of, mutate_ir, ConstChange, IrEdit, IrFlag, IrMutation, UnaryWrap};
+pub use poison_runtime::shadow_runtime;
 pub use process::{
     buffer_llvm_errors, flush_llvm_errors, install_fatal_error_handler, option_name, override_symbol, parse_llvm_args,
     FatalHandler, SavedOptions,

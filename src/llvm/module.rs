@@ -430,6 +430,16 @@ impl IrModule {
         self.driver.as_ref().map(|d| d.write_bitcode_to_memory().as_slice().to_vec())
     }
 
+    /// Link the driver into the module now: its functions become the module's.
+    pub fn link_driver(&mut self) -> Result<(), String> {
+        if let Some(driver) = self.driver.take() {
+            self.module
+                .link_in_module(ManuallyDrop::into_inner(driver))
+                .map_err(|e| format!("cannot link the driver: {e}"))?;
+        }
+        Ok(())
+    }
+
     /// Whether the driver defines function `name`.
     pub fn driver_defines(&self, name: &str) -> bool {
         self.driver.as_ref().is_some_and(|d| d.get_function(name).is_some_and(|f| f.count_basic_blocks() > 0))
@@ -558,11 +568,7 @@ impl IrModule {
     /// frames will use holds that byte when it starts. The module then belongs to the
     /// JIT: call this only in a child process that exits afterwards.
     pub fn jit_main(&mut self, compiled: impl FnOnce(), stack_fill: Option<u8>) -> Result<i32, String> {
-        if let Some(driver) = self.driver.take() {
-            self.module
-                .link_in_module(ManuallyDrop::into_inner(driver))
-                .map_err(|e| format!("cannot link the driver: {e}"))?;
-        }
+        self.link_driver()?;
         let engine = self.module.create_jit_execution_engine(OptimizationLevel::None).map_err(|e| e.to_string())?;
         let main = engine.get_function_value("main").map_err(|_| "the program has no main function".to_string())?;
         // Asking for an address makes MCJIT generate code for the whole module now.

@@ -416,10 +416,12 @@ struct Tracker : Rules {
       beforeCall(B, *Call);
     else if (auto *Ret = dyn_cast<ReturnInst>(&I); Ret && Ret->getReturnValue()) {
       Value *S = withMade(B, Ret, shadowOf(Ret->getReturnValue(), &I));
-      if (Ret->getFunction()->hasRetAttribute(Attribute::NoUndef)) {
-        Shadow[Ret] = S;
+      Shadow[Ret] = S;
+      // What `main` returns is its exit status: observed.
+      if (Ret->getFunction()->getName() == "main")
+        observe(B, Ret, &I, PoisonReturned);
+      else if (Ret->getFunction()->hasRetAttribute(Attribute::NoUndef))
         observe(B, Ret, &I, PoisonNoundef);
-      }
       B.CreateStore(scalar(B, S), RetOrigin);
     }
     if (!Next || I.getType()->isVoidTy())

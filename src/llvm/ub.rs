@@ -46,6 +46,30 @@ impl IrModule {
         ["__ctos.ub", "__ctos.poison"].iter().any(|f| self.module().get_function(f).is_some())
     }
 
+    /// Before the program runs, poison tracking as its `main` allows: with a driver ctos
+    /// generated, the module's functions (the driver reports, after each call, what they
+    /// returned and left in memory); with a `main` of its own or a driver of the user's,
+    /// every function, `main` and the driver's included, with the runtime for a lone
+    /// `main` linked in (poison then shows when printed, branched on, returned from
+    /// `main`…), when `with_main`. Nothing when the module carries checks already.
+    /// Whether it tracks.
+    pub fn track_poison_for_run(&mut self, with_main: bool) -> Result<bool, LoadError> {
+        if self.has_checks() {
+            return Ok(false);
+        }
+        if self.driver_defines("__ctos.poison") {
+            self.track_poison()?;
+            return Ok(true);
+        }
+        if !with_main || !self.has_main() {
+            return Ok(false);
+        }
+        self.link_driver().map_err(LoadError::Parse)?;
+        self.track_poison()?;
+        self.set_driver_bytes(super::poison_runtime::main_tracking_runtime().as_bytes(), "ctos-poison-runtime.ll")?;
+        Ok(true)
+    }
+
     /// Track poison through the module's own functions (not its driver) until something
     /// observes it, which stops the call through the driver's runtime (`__ctos.poison`);
     /// immediate undefined behaviour stops it too. For optimized code, which may make

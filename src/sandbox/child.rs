@@ -8,7 +8,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 
 use super::io::HANG_SIGNAL;
-use super::job::{ExecMode, JobSpec, Limits};
+use super::job::{ExecMode, JobSpec, Limits, PoisonTracking};
 use super::run::OptDone;
 use super::wire::{self, Phase};
 use crate::llvm::{self, IrModule, PipelineStop};
@@ -450,8 +450,8 @@ fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo, worker: bool) {
     set_phase(Phase::Codegen);
     // Safety: program_exit has exit's C signature.
     unsafe { llvm::override_symbol("exit", program_exit as *mut c_void) };
-    if job.track_poison && module.driver_defines("__ctos.poison") && !module.has_checks() {
-        if let Err(e) = module.track_poison() {
+    if job.track_poison != PoisonTracking::Off {
+        if let Err(e) = module.track_poison_for_run(job.track_poison == PoisonTracking::All) {
             send(wire::EXEC_ERROR, e.to_string().as_bytes());
             unsafe { libc::_exit(0) }
         }

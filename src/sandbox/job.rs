@@ -62,21 +62,49 @@ pub struct JobSpec {
     /// run before the plain heap's, which hashes the IR it keeps).
     #[serde(default)]
     pub skip_hash: bool,
-    /// Track poison through the program's run when its driver is one ctos generated
-    /// (src/llvm/poison_checks.cpp): a call that observes poison, or behaves undefinedly,
-    /// stops and says so. In-process children only.
+    /// Which programs' runs track poison (src/llvm/poison_checks.cpp): a call that observes
+    /// poison, or behaves undefinedly, stops and says so.
     #[serde(default)]
-    pub track_poison: bool,
+    pub track_poison: PoisonTracking,
 }
 
-/// Whether jobs track poison: `CTOS_POISON=on|off` (on when unset), to compare or measure.
-pub fn poison_tracking() -> Result<bool, String> {
-    match std::env::var_os("CTOS_POISON") {
-        None => Ok(true),
-        Some(v) if v == "on" => Ok(true),
-        Some(v) if v == "off" => Ok(false),
-        Some(v) => Err(format!("CTOS_POISON={}: poison tracking is on (the default) or off", v.to_string_lossy())),
-    }
+/// Which programs' runs track poison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum PoisonTracking {
+    Off,
+    /// Programs a driver ctos generated runs: their functions are a test's, small, and the
+    /// tracking costs little.
+    #[default]
+    Drivers,
+    /// Programs with their own `main` too (C programs, bug reports' drivers): tracking
+    /// their whole code costs their run 2 to 4 times (a csmith program's JIT and run).
+    All,
+}
+
+/// Names the environment may give it (`CTOS_POISON`), to compare or to measure.
+const TRACKING: [(&str, PoisonTracking); 3] =
+    [("off", PoisonTracking::Off), ("drivers", PoisonTracking::Drivers), ("all", PoisonTracking::All)];
+
+/// What the front door chose when the environment says nothing ([`set_poison_tracking`]).
+static CHOSEN: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(1);
+
+/// The tracking of jobs made from now on in this process, unless `CTOS_POISON` says
+/// otherwise: `ctos run` and `locseq`, which run one program, track all; a campaign tracks
+/// the programs of generated drivers (csmith's would halve its pairs per second).
+pub fn set_poison_tracking(tracking: PoisonTracking) {
+    let index = TRACKING.iter().position(|(_, t)| *t == tracking).unwrap_or(1);
+    CHOSEN.store(index as u8, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// `CTOS_POISON=off|drivers|all`, else what the front door chose.
+pub fn poison_tracking() -> Result<PoisonTracking, String> {
+    let chosen = TRACKING[CHOSEN.load(std::sync::atomic::Ordering::Relaxed) as usize].1;
+    let Some(value) = std::env::var_os("CTOS_POISON") else { return Ok(chosen) };
+    TRACKING
+        .iter()
+        .find(|(name, _)| value == *name)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| format!("CTOS_POISON={}: poison tracking is off, drivers or all", value.to_string_lossy()))
 }
 
 /// One pass of a pipeline, for recording coverage while it alone runs.
@@ -105,7 +133,7 @@ impl JobSpec {
             pass_runs: None,
             heap: Default::default(),
             skip_hash: false,
-            track_poison: poison_tracking().unwrap_or(true),
+            track_poison: poison_tracking().unwrap_or_default(),
         }
     }
 }

@@ -23,7 +23,7 @@ pub use check::{check_pipelines, llvm_args_rejected, Rejection};
 pub use child::{in_child, recording_flags};
 pub use heap::HeapPolicy;
 pub(crate) use io::memfd;
-pub use job::{ExecMode, Focus, JobSpec, Limits, Observer};
+pub use job::{poison_tracking, set_poison_tracking, ExecMode, Focus, JobSpec, Limits, Observer, PoisonTracking};
 pub use pool::{Event, JobId, Pool};
 pub use run::{signal_name, Crash, ExecStatus, Execution, OptDone, Outcome, PassRun, Run, Timing};
 pub use which_llvm::Llvm;

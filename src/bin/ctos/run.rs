@@ -165,6 +165,8 @@ fn read_pipelines(args: &RunArgs) -> Result<Vec<(String, String)>> {
 }
 
 pub fn main(args: RunArgs) -> Result<ExitCode> {
+    // One program: its run may cost what tracking its whole code costs.
+    ctos::sandbox::set_poison_tracking(ctos::sandbox::PoisonTracking::All);
     let started = std::time::Instant::now();
     let mut spec = args.input.spec()?;
     let catalog = catalog_for(&spec.llvm)?;

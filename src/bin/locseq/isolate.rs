@@ -201,6 +201,8 @@ fn target(args: &IsolateArgs) -> Result<Target> {
 }
 
 pub fn main(args: IsolateArgs) -> Result<ExitCode> {
+    // One program: its run may cost what tracking its whole code costs.
+    ctos::sandbox::set_poison_tracking(ctos::sandbox::PoisonTracking::All);
     if let Some(out) = &args.html {
         ctos::html::check_output(out)?;
     }

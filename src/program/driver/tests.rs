@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::llvm::TargetSpec;
-use crate::sandbox::{ExecMode, JobSpec};
+use crate::sandbox::{ExecMode, JobSpec, PoisonTracking};
 
 const FILLS: [u8; 2] = [0x5a, 0xa5];
 
@@ -254,4 +254,38 @@ exit:
     let out = output_after(branches, &driver, "");
     let lines = poison_lines(&out);
     assert!(!lines.is_empty() && lines.iter().all(|l| l.contains(": kind 16: @s: `%y = add nsw i32 %x, 1`")), "{out}");
+}
+
+/// A program with its own `main` (a C program's shape) is tracked whole: poison printed
+/// stops it with the instruction that made it; the same program printing a frozen value
+/// runs to its end.
+#[test]
+fn a_program_with_its_own_main_that_prints_poison_is_stopped() {
+    let program = |value: &str| {
+        format!(
+            "@g = global i32 2147483647
+@fmt = private constant [4 x i8] c\"%d\\0A\\00\"
+declare i32 @printf(ptr, ...)
+define i32 @main() {{
+  %v = load i32, ptr @g
+  %y = add nsw i32 %v, 1
+  %f = freeze i32 %y
+  %c = icmp sgt i32 {value}, %v
+  %z = zext i1 %c to i32
+  %p = call i32 (ptr, ...) @printf(ptr @fmt, i32 %z)
+  ret i32 0
+}}
+"
+        )
+    };
+    let run = |ir: &str| {
+        let mut m = module(ir);
+        let mut pool = Pool::new(1, Limits::default(), vec![]).unwrap();
+        let job = JobSpec { exec: ExecMode::Always, track_poison: PoisonTracking::All, ..JobSpec::optimize("") };
+        pool.run_one(&mut m, &job).unwrap().execution.expect("executed").stdout
+    };
+    let out = run(&program("%y"));
+    assert_eq!(poison_lines(&out), [format!("ctos-poison: call 0: kind 20: @main: `%y = add nsw i32 %v, 1`")], "{out}");
+    let frozen = run(&program("%f"));
+    assert!(poison_lines(&frozen).is_empty() && frozen.lines().count() == 1, "{frozen}");
 }

@@ -23,7 +23,7 @@ use anyhow::{bail, Context as _, Result};
 use nix::sys::socket::{self, AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType};
 
 use super::io::{memfd, read_capped};
-use super::job::{ExecMode, JobSpec, Limits};
+use super::job::{ExecMode, JobSpec, Limits, PoisonTracking};
 use super::symbols::Symbolizer;
 use crate::llvm::VerifyEach;
 
@@ -284,7 +284,8 @@ fn job_fields(job: &JobSpec, copy_max: usize, llvm_args: &[String], limits: &Lim
         job.pass_runs.map_or(-1, |n| i64::from(n.min(i32::MAX as u32))).to_string(),
         (job.heap as i32).to_string(),
         u8::from(job.skip_hash).to_string(),
-        u8::from(job.track_poison).to_string(),
+        // The agent tracks the programs of generated drivers only.
+        u8::from(job.track_poison != PoisonTracking::Off).to_string(),
         job.pipeline.clone(),
     ];
     let mut payload = Vec::new();
