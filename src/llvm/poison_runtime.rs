@@ -12,24 +12,31 @@ pub fn shadow_runtime(arena: u64) -> String {
 }
 
 /// Poison tracking's runtime for a program with its own `main` (a C program, a bug
-/// report's driver), linked after the program is instrumented: the report ends the
-/// program, as "call 0"; the memory with a shadow is the program's globals (its stack and
+/// report's driver), linked after the program is instrumented: the first report is
+/// printed, as "call 0", and the program goes on as it would (a division by zero still
+/// traps, as under `lli`); the memory with a shadow is the program's globals (its stack and
 /// heap are taken as clean), and no access is checked (ctos does not know its heap).
 pub fn main_tracking_runtime() -> String {
     let mut text = String::from(
         "@ctos.arena = internal global [1 x i8] zeroinitializer
 @ctos.current = internal global i32 0
 @ctos.stack_top = internal global ptr null
+@ctos.reported = internal global i1 false
 declare i32 @printf(ptr, ...)
-declare void @exit(i32)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 define void @__ctos.poison(i32 %kind, i32 %origin) {
+entry:
+  %done = load i1, ptr @ctos.reported
+  br i1 %done, label %exit, label %report
+report:
+  store i1 true, ptr @ctos.reported
   %slot = getelementptr ptr, ptr @__ctos.origins, i32 %origin
   %text = load ptr, ptr %slot
   %p = call i32 (ptr, ...) @printf(ptr @ctos.poisonfmt, i32 0, i32 %kind, ptr %text)
-  call void @exit(i32 0)
-  unreachable
+  br label %exit
+exit:
+  ret void
 }
 
 define void @__ctos.access(ptr %p, i64 %size, i64 %align) {

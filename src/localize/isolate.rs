@@ -204,6 +204,10 @@ pub struct Isolation {
     #[serde(serialize_with = "in_order")]
     pub seconds_by_phase: Vec<(&'static str, f64)>,
     pub seconds_total: f64,
+    /// The driver ctos generated for a program without `main` (its wrong code shows only
+    /// through one): every run of the isolation linked it; the front door keeps it.
+    #[serde(skip)]
+    pub generated_driver: Option<String>,
 }
 
 fn in_order<S: serde::Serializer>(pairs: &[(&'static str, f64)], serializer: S) -> Result<S::Ok, S::Error> {
@@ -230,13 +234,47 @@ pub trait Progress {
     fn search(&mut self, stats: &SearchStats);
 }
 
-/// The oracle for the failure `buggy` shows, or an error saying why there is none; and the
-/// top-level element the optimizer stopped in, if it stopped.
+/// The oracle for the failure `buggy` shows, or an error saying why there is none; the
+/// top-level element the optimizer stopped in, if it stopped; and the driver generated for
+/// a program without `main` whose failure is wrong code.
 fn establish_oracle(
     runner: &mut Runner,
     buggy: &str,
     opts: &IsolateOptions,
     checked: CheckedOptions,
+) -> Result<(Oracle, Option<usize>, Option<String>)> {
+    let mut generated = None;
+    if opts.oracle == OracleMode::WrongCode && !runner.module.has_main() && runner.module.for_host() {
+        let text = generated_driver(runner, opts.seed).map_err(|why| {
+            anyhow::anyhow!("a wrong-code oracle needs a main function ({why}): give one with --driver FILE.ll")
+        })?;
+        generated = Some(text);
+    }
+    let (oracle, element) = oracle_from_runs(runner, buggy, opts, checked, &mut generated)?;
+    Ok((oracle, element, generated))
+}
+
+/// A driver generated for the runner's module (which has no `main`), from `seed`, set as
+/// its driver; its text, or why there is none. Not for an external opt, whose agent holds
+/// the program it started with.
+fn generated_driver(runner: &mut Runner, seed: u64) -> std::result::Result<String, String> {
+    if runner.pool.external_opt().is_some() {
+        return Err("a driver generated now cannot reach an external opt: give one with --driver".into());
+    }
+    let (args, limits) = (runner.pool.llvm_args().to_vec(), *runner.pool.limits());
+    let outcome = crate::program::driver::generate(runner.module, &args, limits, seed, crate::program::driver::FILLS)
+        .map_err(|e| format!("{e:#}"))?;
+    let driver = outcome.driver.map_err(|why| format!("ctos cannot generate a driver for it: {why}"))?;
+    runner.module.set_driver_bytes(driver.text.as_bytes(), "driver.ll").map_err(|e| e.to_string())?;
+    Ok(driver.text)
+}
+
+fn oracle_from_runs(
+    runner: &mut Runner,
+    buggy: &str,
+    opts: &IsolateOptions,
+    checked: CheckedOptions,
+    generated: &mut Option<String>,
 ) -> Result<(Oracle, Option<usize>)> {
     let can_execute = runner.module.can_execute();
     let wants_execution = matches!(opts.oracle, OracleMode::Auto | OracleMode::WrongCode) && can_execute;
@@ -275,6 +313,18 @@ fn establish_oracle(
     let expected = match (&opts.oracle, failure) {
         (OracleMode::Script(_), f) => {
             f.unwrap_or(Failure { kind: FailureKind::WrongCode, signature: "the interestingness test fires".into() })
+        }
+        // IR without `main` whose optimizer runs cleanly: its bug may be wrong code, which
+        // a generated driver shows.
+        (OracleMode::Auto, None)
+            if generated.is_none() && !runner.module.has_main() && runner.module.for_host() && script.is_none() =>
+        {
+            if let Ok(text) = generated_driver(runner, opts.seed) {
+                *generated = Some(text);
+                let checked = CheckedOptions { pattern, script };
+                return oracle_from_runs(runner, buggy, opts, checked, generated);
+            }
+            bail!(Inapplicable(format!("the failure does not reproduce: '{buggy}' runs cleanly")))
         }
         (_, None) => {
             bail!(Inapplicable(format!(
@@ -621,7 +671,7 @@ pub fn isolate(
     if let Some(cap) = first_cap {
         runner.pool.set_opt_timeout(cap);
     }
-    let (mut oracle, hung_in) = establish_oracle(&mut runner, &original, opts, checked)?;
+    let (mut oracle, hung_in, generated_driver) = establish_oracle(&mut runner, &original, opts, checked)?;
     runner.pool.set_opt_timeout(pool_limit);
     runner.verify = oracle.verify_each();
     let mut notes = Vec::new();
@@ -653,6 +703,7 @@ pub fn isolate(
     // The pool outlives this isolation (locseq eval runs several on one).
     runner.pool.set_opt_timeout(pool_limit);
     let mut isolation = result?;
+    isolation.generated_driver = generated_driver;
     isolation.seconds_by_phase = clock.phases;
     isolation.seconds_total = clock.started.elapsed().as_secs_f64();
     Ok(isolation)
@@ -748,6 +799,7 @@ fn isolate_reproduced(
         history,
         seconds_by_phase: Vec::new(),
         seconds_total: 0.0,
+        generated_driver: None,
     })
 }
 

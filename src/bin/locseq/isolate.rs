@@ -12,11 +12,9 @@ use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::sequence_search::{SearchStats, Strategy};
 use ctos::localize::similarity::SimilarityFormula;
 use ctos::localize::witness_programs::ProgramInput;
-use ctos::oracle::{observe, Observation};
 use ctos::output::{self, shorten, value_name};
-use ctos::program::driver::load_with_generated_driver;
 use ctos::program::{Subject, SubjectSpec};
-use ctos::sandbox::{JobSpec, Llvm};
+use ctos::sandbox::Llvm;
 use ctos::seq::{pipeline_lines, Catalog, Sequence};
 use indicatif::ProgressBar;
 use serde::Serialize;
@@ -206,39 +204,14 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     if let Some(out) = &args.html {
         ctos::html::check_output(out)?;
     }
-    let Target { mut spec, catalog, sequence: buggy, oracle, pattern, version_note } = target(&args)?;
+    let Target { spec, catalog, sequence: buggy, oracle, pattern, version_note } = target(&args)?;
     let mut opts = args.search.options()?;
     opts.oracle = oracle;
     opts.pattern = pattern;
     opts.strategy = args.strategy;
     opts.seed = args.seed;
     let mut input = Subject::load(&spec, args.limits.jobs(), args.limits.limits())?;
-    let pipeline = buggy.render(&catalog)?;
-    input.check(std::slice::from_ref(&pipeline)).with_context(|| args.seq_file.display().to_string())?;
-    let scratch = tempfile::Builder::new().prefix("locseq-").tempdir()?;
-    if needs_a_driver(&mut input, &opts.oracle, &pipeline)? {
-        let path = match &args.html {
-            Some(page) => page.with_extension("driver.ll"),
-            None => scratch.path().join("driver.ll"),
-        };
-        let (jobs, limits) = (args.limits.jobs(), args.limits.limits());
-        let (loaded, driver) = load_with_generated_driver(&mut spec, input, jobs, limits, args.seed, &path)
-            .with_context(|| format!("{} defines no main function to judge wrong code by", spec.program.display()))?;
-        input = loaded;
-        if let Some(driver) = driver {
-            eprintln!(
-                "note: {} defines no main: a generated driver makes {} calls of its functions ({}{})",
-                spec.program.display(),
-                driver.calls,
-                path.display(),
-                if args.html.is_some() {
-                    ", beside the page"
-                } else {
-                    ", removed at the end; --html keeps it beside the page"
-                }
-            );
-        }
-    }
+    input.check(&[buggy.render(&catalog)?]).with_context(|| args.seq_file.display().to_string())?;
     let mut bar = Bar::new(args.search.time, args.json);
     let program = ProgramInput::read(&spec.program, &spec.frontend, spec.driver.as_deref(), &input.target)?;
     let isolation = isolate(&mut input.pool, &mut input.module, Some(&program), &buggy, &catalog, &opts, &mut bar);
@@ -247,6 +220,9 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
         (Err(e), Some(note)) => return Err(e.context(note)),
         (result, _) => result?,
     };
+    if let Some(text) = &isolation.generated_driver {
+        keep_driver(text, &spec.program, args.html.as_deref())?;
+    }
     if let Some(out) = &args.html {
         let settings = settings(&opts, &input.pool.llvm());
         ctos::localize::isolation_page::write_isolation_page(&isolation, &settings, args.top, out)?;
@@ -276,20 +252,25 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether the program, which has no `main`, needs a generated driver: the oracle is wrong
-/// code, or it is left to what the sequence shows and the optimizer alone shows nothing.
-fn needs_a_driver(input: &mut Subject, oracle: &OracleMode, pipeline: &str) -> Result<bool> {
-    if input.module.has_main() || !input.module.for_host() {
-        return Ok(false);
-    }
-    Ok(match oracle {
-        OracleMode::WrongCode => true,
-        OracleMode::Auto => {
-            let run = input.pool.run_one(&mut input.module, &JobSpec::optimize(pipeline))?;
-            observe(&run, None) == Observation::Clean
-        }
-        _ => false,
-    })
+/// Where the driver generated for `program` (it has no `main`) is kept: beside the page,
+/// else said to be gone; the command again generates the same (from `--seed`).
+fn keep_driver(text: &str, program: &Path, page: Option<&Path>) -> Result<()> {
+    let Some(page) = page else {
+        eprintln!(
+            "note: {} defines no main: its wrong code shows through a generated driver (--html PAGE keeps it \
+             beside the page)",
+            program.display()
+        );
+        return Ok(());
+    };
+    let path = page.with_extension("driver.ll");
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!(
+        "note: {} defines no main: the generated driver that shows its wrong code is {}",
+        program.display(),
+        path.display()
+    );
+    Ok(())
 }
 
 /// What the ranking depends on and how to run it again, for the HTML page.
