@@ -445,10 +445,10 @@ struct Tracker : Rules {
     std::vector<Constant *> Entries;
     std::vector<GlobalVariable *> Globals;
     for (GlobalVariable &G : M.globals())
-      if (!G.isDeclaration() && G.getValueType()->isSized() && !G.getName().starts_with("__ctos."))
+      if (isMemory(G))
         Globals.push_back(&G);
     for (GlobalVariable *G : Globals) {
-      uint64_t Size = DL.getTypeAllocSize(G->getValueType());
+      uint64_t Size = memoryBytes(*G, DL);
       auto *ShadowType = ArrayType::get(I32, Size);
       auto *S = new GlobalVariable(M, ShadowType, false, GlobalValue::PrivateLinkage,
                                    Constant::getNullValue(ShadowType), "ctos.shadow");

@@ -138,6 +138,7 @@ struct Instrumenter : ctos::Rules {
 // read back (malloc'd text; src/program/driver.rs parses it):
 //   function<TAB>name<TAB>return type<TAB>parameter types, comma-separated<TAB>why it cannot run ("" if it can)<TAB>its integer constants
 //   global<TAB>name<TAB>size in bytes
+//   extern<TAB>name<TAB>size in bytes<TAB>alignment (a global it declares, which the driver defines)
 extern "C" char *ctos_describe_functions(LLVMModuleRef ModuleRef) {
   Module &M = *unwrap(ModuleRef);
   std::map<Function *, std::string> Problem;
@@ -193,6 +194,10 @@ extern "C" char *ctos_describe_functions(LLVMModuleRef ModuleRef) {
     if (!G.isDeclaration() && G.hasExternalLinkage() && !G.isConstant() && G.getValueType()->isSized() &&
         !G.getName().empty())
       Out << "global\t" << G.getName() << "\t" << M.getDataLayout().getTypeAllocSize(G.getValueType()) << "\n";
+  for (GlobalVariable &G : M.globals())
+    if (ctos::driverDefines(G))
+      Out << "extern\t" << G.getName() << "\t" << ctos::memoryBytes(G, M.getDataLayout()) << "\t"
+          << G.getAlign().value_or(M.getDataLayout().getPrefTypeAlign(G.getValueType())).value() << "\n";
   Out.flush();
   return strdup(Text.c_str());
 }

@@ -73,6 +73,26 @@ inline bool holdsUndef(Value *V) {
   return false;
 }
 
+// A global the module only declares that a generated driver defines (tests declare the
+// arrays their functions work on: `@A = external global [1024 x i64]`).
+inline bool driverDefines(const GlobalVariable &G) {
+  return G.isDeclaration() && G.getValueType()->isSized() && G.getAddressSpace() == 0 && !G.isThreadLocal() &&
+         !G.getName().empty() && !G.getName().starts_with("__ctos.");
+}
+
+// The bytes of memory global G is: its type's, or for an array of unknown length
+// (`[0 x i32]`) a driver's 4 KiB.
+inline uint64_t memoryBytes(const GlobalVariable &G, const DataLayout &DL) {
+  uint64_t Size = DL.getTypeAllocSize(G.getValueType());
+  return Size == 0 && G.isDeclaration() ? 4096 : Size;
+}
+
+// Whether G is memory a run may touch: a global the module defines, or one the driver does.
+inline bool isMemory(const GlobalVariable &G) {
+  return (!G.isDeclaration() && G.getValueType()->isSized() && !G.getName().starts_with("__ctos.")) ||
+         driverDefines(G);
+}
+
 inline Value *anyLane(IRBuilder<> &B, Value *Cond) {
   return Cond->getType()->isVectorTy() ? B.CreateOrReduce(Cond) : Cond;
 }
@@ -268,7 +288,7 @@ struct Rules {
       broken(B, &I, B.CreateICmpUGE(Index, ConstantInt::get(Index->getType(), Fixed->getNumElements())), LaneIndex);
   }
 
-  // The module's globals, as memory a checked access may touch: `__ctos.regions`, with
+  // The module's globals (and those the driver defines), as memory a checked access may touch: `__ctos.regions`, with
   // their number in `__ctos.nregions`, for the driver's runtime.
   void regionTable() {
     LLVMContext &C = M.getContext();
@@ -276,8 +296,8 @@ struct Rules {
     StructType *Region = StructType::get(C, {Ptr, I64});
     std::vector<Constant *> Entries;
     for (GlobalVariable &G : M.globals())
-      if (!G.isDeclaration() && G.getValueType()->isSized())
-        Entries.push_back(ConstantStruct::get(Region, {&G, ConstantInt::get(I64, DL.getTypeAllocSize(G.getValueType()))}));
+      if (isMemory(G))
+        Entries.push_back(ConstantStruct::get(Region, {&G, ConstantInt::get(I64, memoryBytes(G, DL))}));
     ArrayType *Table = ArrayType::get(Region, Entries.size());
     new GlobalVariable(M, Table, true, GlobalValue::ExternalLinkage, ConstantArray::get(Table, Entries), "__ctos.regions");
     new GlobalVariable(M, I64, true, GlobalValue::ExternalLinkage, ConstantInt::get(I64, Entries.size()),

@@ -90,6 +90,9 @@ pub struct Described {
     pub refused: Vec<(String, String)>,
     /// Writable globals it reads back after each call (name, bytes).
     pub globals: Vec<(String, u64)>,
+    /// Globals it only declares, which the driver defines, fills afresh before each call
+    /// and reads back after it (name, bytes, alignment).
+    pub externs: Vec<(String, u64, u64)>,
 }
 
 impl Described {
@@ -122,6 +125,11 @@ impl Described {
                 ["global", name, size] => {
                     if let Ok(size) = size.parse() {
                         d.globals.push((name.to_string(), size));
+                    }
+                }
+                ["extern", name, size, align] => {
+                    if let (Ok(size), Ok(align)) = (size.parse(), align.parse()) {
+                        d.externs.push((name.to_string(), size, align));
                     }
                 }
                 _ => {}

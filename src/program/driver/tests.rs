@@ -312,3 +312,30 @@ define <4 x i32> @splat(i32 %x) {
     assert!(!driver.text.contains("@shuf(<4 x i32>"), "{}", driver.text);
     assert!(driver.text.contains("@splat(i32 0)"), "{}", driver.text);
 }
+
+/// A global the module only declares (LLVM's tests declare the arrays their functions
+/// work on) is defined by the driver, filled afresh before each call and read back after
+/// it: a function that writes it runs, and what it writes is output.
+#[test]
+fn globals_the_module_only_declares_are_memory_the_driver_defines_and_prints() {
+    let ir = "@A = external global [16 x i32]
+define void @set(i32 %i, i32 %v) {
+  %in = icmp ult i32 %i, 16
+  br i1 %in, label %store, label %exit
+store:
+  %p = getelementptr inbounds [16 x i32], ptr @A, i32 0, i32 %i
+  store i32 %v, ptr %p
+  br label %exit
+exit:
+  ret void
+}
+";
+    let (driver, dropped) = driver_for(ir);
+    assert!(dropped.is_empty(), "{dropped:?}");
+    assert!(driver.text.contains("@A = global [64 x i8] zeroinitializer, align"), "{}", driver.text);
+    let out = output_after(ir, &driver, "");
+    assert!(out.contains("@set(i32 0, i32 0) mem=") && out.contains(" A="), "{out}");
+    let line = |out: &str, call: &str| out.lines().find(|l| l.contains(call)).unwrap_or("").to_string();
+    let (zero, one) = (line(&out, "@set(i32 0, i32 0)"), line(&out, "@set(i32 0, i32 -1)"));
+    assert_ne!(zero.split(" A=").nth(1), one.split(" A=").nth(1), "what it writes shows: {out}");
+}

@@ -232,6 +232,15 @@ pub fn driver_text(described: &Described, calls: &[Call]) -> String {
     for (name, size) in &described.globals {
         let _ = writeln!(head, "{} = external global [{size} x i8]", ir_name(name));
     }
+    for (name, size, align) in &described.externs {
+        let _ = writeln!(head, "{} = global [{size} x i8] zeroinitializer, align {align}", ir_name(name));
+    }
+    let read_back: Vec<(&String, u64)> = described
+        .globals
+        .iter()
+        .map(|(n, s)| (n, *s))
+        .chain(described.externs.iter().map(|(n, s, _)| (n, *s)))
+        .collect();
     let _ = writeln!(body, "define i32 @main() {{\nentry:");
     // What fresh stack memory holds in this run (the sandbox fills it): each call finds
     // its frame filled with it, not with what the driver's last printf left there, so
@@ -250,6 +259,9 @@ pub fn driver_text(described: &Described, calls: &[Call]) -> String {
         let _ = writeln!(body, "  br i1 %ok{k}, label %run{k}, label %call{}", k + 1);
         let _ = writeln!(body, "run{k}:");
         let _ = writeln!(body, "  call void @ctos.fill(i32 {k})");
+        for (name, size, _) in &described.externs {
+            let _ = writeln!(body, "  call void @ctos.fill_bytes(ptr {}, i64 {size}, i32 {k})", ir_name(name));
+        }
         // Below the stack pointer, where the call's frame will be (a function may keep
         // locals there without moving it): a dynamic alloca, filled, then given back.
         let _ = writeln!(body, "  %sp{k} = call ptr @llvm.stacksave.p0()");
@@ -280,7 +292,7 @@ pub fn driver_text(described: &Described, calls: &[Call]) -> String {
         let _ = writeln!(printer.body, "  {h} = call i64 @ctos.hash(ptr @ctos.arena, i64 {ARENA})");
         format.push_str(" mem=%016llx");
         printed.push(format!("i64 {h}"));
-        for (name, size) in &described.globals {
+        for &(name, size) in &read_back {
             let g = printer.fresh();
             let _ = writeln!(printer.body, "  {g} = call i64 @ctos.hash(ptr {}, i64 {size})", ir_name(name));
             format.push_str(&format!(" {}=%016llx", name.replace('%', "%%")));
@@ -306,13 +318,20 @@ pub fn driver_text(described: &Described, calls: &[Call]) -> String {
 }
 
 /// The fill before each call (the same bytes before and after optimization, different
-/// for each call) and FNV-1a over memory.
+/// for each call: the arena's and the globals the driver defines) and FNV-1a over memory.
 const RUNTIME: &str = r#"
 define internal void @ctos.fill(i32 %call) {
 entry:
   call void @ctos.shadow_reset()
+  call void @ctos.fill_bytes(ptr @ctos.arena, i64 ARENA, i32 %call)
+  ret void
+}
+
+define internal void @ctos.fill_bytes(ptr %base, i64 %n, i32 %call) {
+entry:
   %seed = mul i32 %call, 11
-  br label %loop
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %exit, label %loop
 loop:
   %i = phi i64 [ 0, %entry ], [ %next, %loop ]
   %i32 = trunc i64 %i to i32
@@ -320,10 +339,10 @@ loop:
   %y = add i32 %x, %seed
   %z = add i32 %y, 1
   %byte = trunc i32 %z to i8
-  %p = getelementptr i8, ptr @ctos.arena, i64 %i
+  %p = getelementptr i8, ptr %base, i64 %i
   store i8 %byte, ptr %p
   %next = add i64 %i, 1
-  %done = icmp eq i64 %next, ARENA
+  %done = icmp eq i64 %next, %n
   br i1 %done, label %exit, label %loop
 exit:
   ret void
@@ -362,7 +381,9 @@ exit:
 "#;
 
 /// The checks' runtime: which memory exists (the arena, the module's globals from the
-/// instrumented module's `__ctos.regions`, the stack below `main`), and the report. The
+/// instrumented module's `__ctos.regions`, the stack below `main`), and the report. A
+/// pointer's object is the one it points into, not the one it points just past: globals
+/// lie side by side, and the driver's arena ends where a global it defines starts. The
 /// module's own table replaces the empty weak one when it is instrumented.
 const CHECKING_RUNTIME: &str = r#"
 @ctos.jmp = global [64 x i64] zeroinitializer, align 16
@@ -387,7 +408,7 @@ entry:
   %as = ptrtoint ptr @ctos.arena to i64
   %ae = add i64 %as, ARENA
   %a1 = icmp uge i64 %a, %as
-  %a2 = icmp ule i64 %a, %ae
+  %a2 = icmp ult i64 %a, %ae
   %inarena = and i1 %a1, %a2
   br i1 %inarena, label %arena, label %stack
 arena:
@@ -399,7 +420,7 @@ stack:
   %top = ptrtoint ptr %topp to i64
   %lo = sub i64 %top, 8388608
   %s1 = icmp uge i64 %a, %lo
-  %s2 = icmp ule i64 %a, %top
+  %s2 = icmp ult i64 %a, %top
   %instack = and i1 %s1, %s2
   br i1 %instack, label %onstack, label %pre
 onstack:
@@ -421,7 +442,7 @@ body:
   %sz = load i64, ptr %szp
   %end = add i64 %s, %sz
   %g1 = icmp uge i64 %a, %s
-  %g2 = icmp ule i64 %a, %end
+  %g2 = icmp ult i64 %a, %end
   %in = and i1 %g1, %g2
   br i1 %in, label %found, label %next
 found:
