@@ -261,7 +261,9 @@ struct Tracker : Rules {
       return;
     }
     if (Callee->isDeclaration()) {
-      if (Output.count(Callee->getName().str()))
+      // What a function outside the module is passed, it may print (a driver's stand-in
+      // for a declared function does).
+      if (Output.count(Callee->getName().str()) || standsIn(Call))
         for (Value *Arg : Call.args())
           observe(B, Arg, &Call, PoisonPrinted);
       return;
@@ -374,7 +376,7 @@ struct Tracker : Rules {
         Phis.push_back({Phi, S});
         continue;
       }
-      if (I->isEHPad() || isa<DbgInfoIntrinsic>(I))
+      if (I->isEHPad() || isa<DbgInfoIntrinsic>(I) || otherAddressSpace(*I))
         continue;
       instrument(*I);
     }

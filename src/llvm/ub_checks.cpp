@@ -19,20 +19,9 @@
 using namespace llvm;
 using ctos::holdsUndef;
 using ctos::hasFastMath;
+using ctos::supportedValueType;
 
 namespace {
-
-bool supportedScalar(Type *T) { return (T->isIntegerTy() && T->getIntegerBitWidth() <= 64) || T->isFloatTy() || T->isDoubleTy() || T->isPointerTy(); }
-
-// Vectors wider than 128 bits are passed in registers only with AVX, and the driver and
-// the function may be compiled with different target features: they would disagree on
-// where such a value is.
-bool supportedValueType(Type *T) {
-  if (auto *V = dyn_cast<FixedVectorType>(T))
-    return V->getPrimitiveSizeInBits().getFixedValue() <= 128 && !V->getElementType()->isPointerTy() &&
-           supportedScalar(V->getElementType());
-  return supportedScalar(T);
-}
 
 // Why the body of F cannot be run and checked here: "" if it can.
 std::string bodyProblem(Function &F) {
@@ -78,7 +67,7 @@ std::string bodyProblem(Function &F) {
         return ("@" + Callee->getName()).str();
       continue;
     }
-    if (Callee->isDeclaration())
+    if (Callee->isDeclaration() && !ctos::standsIn(*Call))
       return ("a call of @" + Callee->getName() + ", which it cannot run").str();
   }
   return "";
@@ -139,6 +128,7 @@ struct Instrumenter : ctos::Rules {
 //   function<TAB>name<TAB>return type<TAB>parameter types, comma-separated<TAB>why it cannot run ("" if it can)<TAB>its integer constants
 //   global<TAB>name<TAB>size in bytes
 //   extern<TAB>name<TAB>size in bytes<TAB>alignment (a global it declares, which the driver defines)
+//   stub<TAB>name<TAB>return type<TAB>parameter types (a function it declares, for which the driver stands in)
 extern "C" char *ctos_describe_functions(LLVMModuleRef ModuleRef) {
   Module &M = *unwrap(ModuleRef);
   std::map<Function *, std::string> Problem;
@@ -194,6 +184,18 @@ extern "C" char *ctos_describe_functions(LLVMModuleRef ModuleRef) {
     if (!G.isDeclaration() && G.hasExternalLinkage() && !G.isConstant() && G.getValueType()->isSized() &&
         !G.getName().empty())
       Out << "global\t" << G.getName() << "\t" << M.getDataLayout().getTypeAllocSize(G.getValueType()) << "\n";
+  for (Function &F : M)
+    if (ctos::stubbable(F)) {
+      Out << "stub\t" << F.getName() << "\t";
+      describeType(Out, F.getReturnType());
+      Out << "\t";
+      for (Argument &A : F.args()) {
+        if (A.getArgNo())
+          Out << ",";
+        describeType(Out, A.getType());
+      }
+      Out << "\n";
+    }
   for (GlobalVariable &G : M.globals())
     if (ctos::driverDefines(G))
       Out << "extern\t" << G.getName() << "\t" << ctos::memoryBytes(G, M.getDataLayout()) << "\t"
@@ -213,7 +215,7 @@ extern "C" unsigned ctos_instrument_ub(LLVMModuleRef ModuleRef) {
   for (Function *F : Defined) {
     std::vector<Instruction *> Original;
     for (Instruction &I : instructions(*F))
-      if (!isa<PHINode>(I) && !I.isEHPad())
+      if (!isa<PHINode>(I) && !I.isEHPad() && !ctos::otherAddressSpace(I))
         Original.push_back(&I);
     for (Instruction *I : Original)
       Checker.instruction(*I);

@@ -7,6 +7,7 @@
 
 #pragma once
 
+#include "llvm/Analysis/TargetLibraryInfo.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DataLayout.h"
 #include "llvm/IR/IRBuilder.h"
@@ -15,6 +16,7 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Operator.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <optional>
 
@@ -91,6 +93,80 @@ inline uint64_t memoryBytes(const GlobalVariable &G, const DataLayout &DL) {
 inline bool isMemory(const GlobalVariable &G) {
   return (!G.isDeclaration() && G.getValueType()->isSized() && !G.getName().starts_with("__ctos.")) ||
          driverDefines(G);
+}
+
+inline bool supportedScalar(Type *T) {
+  return (T->isIntegerTy() && T->getIntegerBitWidth() <= 64) || T->isFloatTy() || T->isDoubleTy() || T->isPointerTy();
+}
+
+// Vectors wider than 128 bits are passed in registers only with AVX, and the driver and
+// the function may be compiled with different target features: they would disagree on
+// where such a value is.
+inline bool supportedValueType(Type *T) {
+  if (auto *V = dyn_cast<FixedVectorType>(T))
+    return V->getPrimitiveSizeInBits().getFixedValue() <= 128 && !V->getElementType()->isPointerTy() &&
+           supportedScalar(V->getElementType());
+  return supportedScalar(T);
+}
+
+// Whether attributes (a declaration's or a call's) promise nothing a stand-in would break:
+// what the call returns (its range, `returned` argument) or that it leaves memory alone.
+inline bool promisesNothing(const AttributeList &Attrs) {
+  for (Attribute::AttrKind Kind : {Attribute::Range, Attribute::NonNull, Attribute::Alignment,
+                                   Attribute::Dereferenceable, Attribute::NoFPClass})
+    if (Attrs.hasRetAttr(Kind))
+      return false;
+  return !Attrs.hasAttrSomewhere(Attribute::Returned) && !Attrs.hasFnAttr(Attribute::Memory) &&
+         !Attrs.hasFnAttr(Attribute::ReadNone) && !Attrs.hasFnAttr(Attribute::ReadOnly);
+}
+
+// Whether a generated driver stands in for F, a function the module only declares (LLVM's
+// tests call `@use(i8 %x)` to keep a value alive): it may do anything to memory, so no pass
+// may drop, repeat or reorder its calls; it is no library function whose meaning passes
+// know; it returns, and what it takes and returns a driver handles. The driver's stand-in
+// folds its arguments into what the call prints: they are output.
+inline bool stubbable(const Function &F) {
+  if (!F.isDeclaration() || F.isIntrinsic() || F.isVarArg() || F.getName().empty() ||
+      F.getName().starts_with("__ctos.") || F.getName().starts_with("llvm."))
+    return false;
+  if (F.getMemoryEffects() != MemoryEffects::unknown() || F.doesNotReturn() || F.hasFnAttribute(Attribute::ReturnsTwice))
+    return false;
+  TargetLibraryInfoImpl Impl{Triple(F.getParent()->getTargetTriple())};
+  TargetLibraryInfo Library(Impl);
+  LibFunc Known;
+  if (Library.getLibFunc(F, Known))
+    return false;
+  Type *R = F.getReturnType();
+  if (!R->isVoidTy() && !(R->isIntegerTy() && R->getIntegerBitWidth() <= 64))
+    return false;
+  for (const Argument &A : F.args())
+    if (!supportedValueType(A.getType()) || A.hasByValAttr() || A.hasStructRetAttr() || A.hasInAllocaAttr() ||
+        A.hasPreallocatedAttr() || A.hasReturnedAttr())
+      return false;
+  return promisesNothing(F.getAttributes());
+}
+
+// Whether a call of a declared function the driver stands in for keeps to it: the call
+// site promises no more than the declaration (a `memory(none)` call may be merged with
+// another, and the stand-in's output would count one call less).
+inline bool standsIn(const CallBase &Call) {
+  const Function *Callee = Call.getCalledFunction();
+  return Callee && stubbable(*Callee) && promisesNothing(Call.getAttributes()) &&
+         Call.getMemoryEffects() == MemoryEffects::unknown();
+}
+
+// Whether I has a pointer of another address space than 0: the checks know that memory
+// only, and a function with one is never called (ub_checks.cpp's bodyProblem).
+inline bool otherAddressSpace(const Instruction &I) {
+  auto other = [](const Value *V) {
+    return V->getType()->isPtrOrPtrVectorTy() && V->getType()->getPointerAddressSpace() != 0;
+  };
+  if (other(&I))
+    return true;
+  for (const Value *Op : I.operands())
+    if (other(Op))
+      return true;
+  return false;
 }
 
 inline Value *anyLane(IRBuilder<> &B, Value *Cond) {

@@ -93,6 +93,9 @@ pub struct Described {
     /// Globals it only declares, which the driver defines, fills afresh before each call
     /// and reads back after it (name, bytes, alignment).
     pub externs: Vec<(String, u64, u64)>,
+    /// Functions it only declares, for which the driver stands in: each call's arguments
+    /// are folded into what the driver prints after the call it happened in.
+    pub stubs: Vec<Callable>,
 }
 
 impl Described {
@@ -125,6 +128,14 @@ impl Described {
                 ["global", name, size] => {
                     if let Ok(size) = size.parse() {
                         d.globals.push((name.to_string(), size));
+                    }
+                }
+                ["stub", name, ret, params] => {
+                    let ret_type = (*ret != "void").then(|| ValueType::parse(ret));
+                    let param_types: Option<Vec<ValueType>> =
+                        params.split(',').filter(|p| !p.is_empty()).map(ValueType::parse).collect();
+                    if let (Some(ret), Some(params)) = (ret_type.map_or(Some(None), |r| r.map(Some)), param_types) {
+                        d.stubs.push(Callable { name: name.to_string(), ret, params, constants: Vec::new() });
                     }
                 }
                 ["extern", name, size, align] => {

@@ -32,7 +32,7 @@ pub const UB_KINDS: [&str; 22] = [
     "a division by poison",
     "an access through a poison address",
     "poison passed or returned as noundef",
-    "poison passed to an output function",
+    "poison passed to a function outside the module",
     "an assume of poison",
 ];
 /// The first of [`UB_KINDS`] that only an optimized run's poison tracking reports: poison
@@ -211,6 +211,50 @@ impl Printer<'_> {
     }
 }
 
+/// FNV-1a's start.
+const FNV_BASIS: i64 = -3750763034362895579;
+
+/// The driver's stand-in for a function the module declares: it folds its number and each
+/// argument (as its printed form would show it: lanes one by one, NaNs alike, pointers as
+/// where they point) into `@ctos.sink`, which the driver prints after each call, and
+/// returns the sink's low bits.
+fn stand_in(out: &mut String, index: usize, stub: &Callable) {
+    let params: Vec<String> = stub.params.iter().enumerate().map(|(i, t)| format!("{} %a{i}", t.ir())).collect();
+    let _ = writeln!(out, "\ndefine {} {}({}) {{", stub.ret_ir(), ir_name(&stub.name), params.join(", "));
+    let _ = writeln!(out, "  call void @ctos.fold(i64 {index})");
+    let mut printer = Printer { body: out, next: 0 };
+    for (i, t) in stub.params.iter().enumerate() {
+        let (_, values) = printer.value(t, &format!("%a{i}"));
+        for value in values {
+            let folded = match value.split_once(' ') {
+                Some(("double", v)) => {
+                    let bits = printer.fresh();
+                    let _ = writeln!(printer.body, "  {bits} = bitcast double {v} to i64");
+                    format!("i64 {bits}")
+                }
+                _ => value,
+            };
+            let _ = writeln!(printer.body, "  call void @ctos.fold({folded})");
+        }
+    }
+    match stub.ret.map(|r| r.scalar) {
+        Some(Scalar::Int(64)) => {
+            let h = printer.fresh();
+            let _ = writeln!(printer.body, "  {h} = load i64, ptr @ctos.sink");
+            let _ = writeln!(printer.body, "  ret i64 {h}\n}}");
+        }
+        Some(Scalar::Int(bits)) => {
+            let (h, r) = (printer.fresh(), printer.fresh());
+            let _ = writeln!(printer.body, "  {h} = load i64, ptr @ctos.sink");
+            let _ = writeln!(printer.body, "  {r} = trunc i64 {h} to i{bits}");
+            let _ = writeln!(printer.body, "  ret i{bits} {r}\n}}");
+        }
+        _ => {
+            let _ = writeln!(printer.body, "  ret void\n}}");
+        }
+    }
+}
+
 /// The driver's IR text for `calls` of `described`'s functions.
 pub fn driver_text(described: &Described, calls: &[Call]) -> String {
     let mut head = String::new();
@@ -234,6 +278,10 @@ pub fn driver_text(described: &Described, calls: &[Call]) -> String {
     }
     for (name, size, align) in &described.externs {
         let _ = writeln!(head, "{} = global [{size} x i8] zeroinitializer, align {align}", ir_name(name));
+    }
+    let mut stubs = String::new();
+    for (index, stub) in described.stubs.iter().enumerate() {
+        stand_in(&mut stubs, index, stub);
     }
     let read_back: Vec<(&String, u64)> = described
         .globals
@@ -262,6 +310,7 @@ pub fn driver_text(described: &Described, calls: &[Call]) -> String {
         for (name, size, _) in &described.externs {
             let _ = writeln!(body, "  call void @ctos.fill_bytes(ptr {}, i64 {size}, i32 {k})", ir_name(name));
         }
+        let _ = writeln!(body, "  store i64 {FNV_BASIS}, ptr @ctos.sink");
         // Below the stack pointer, where the call's frame will be (a function may keep
         // locals there without moving it): a dynamic alloca, filled, then given back.
         let _ = writeln!(body, "  %sp{k} = call ptr @llvm.stacksave.p0()");
@@ -298,6 +347,12 @@ pub fn driver_text(described: &Described, calls: &[Call]) -> String {
             format.push_str(&format!(" {}=%016llx", name.replace('%', "%%")));
             printed.push(format!("i64 {g}"));
         }
+        if !described.stubs.is_empty() {
+            let sink = printer.fresh();
+            let _ = writeln!(printer.body, "  {sink} = load i64, ptr @ctos.sink");
+            format.push_str(" calls=%016llx");
+            printed.push(format!("i64 {sink}"));
+        }
         printer_next = printer.next;
         format.push('\n');
         let bytes = format.into_bytes();
@@ -310,6 +365,7 @@ pub fn driver_text(described: &Described, calls: &[Call]) -> String {
     let _ = writeln!(body, "call{}:\n  ret i32 0\n}}", calls.len());
     let mut text = head;
     text.push_str(&body);
+    text.push_str(&stubs);
     text.push_str(&RUNTIME.replace("ARENA", &ARENA.to_string()));
     text.push_str(&CHECKING_RUNTIME.replace("ARENA", &ARENA.to_string()));
     text.push_str(&crate::llvm::shadow_runtime(ARENA));
@@ -320,6 +376,17 @@ pub fn driver_text(described: &Described, calls: &[Call]) -> String {
 /// The fill before each call (the same bytes before and after optimization, different
 /// for each call: the arena's and the globals the driver defines) and FNV-1a over memory.
 const RUNTIME: &str = r#"
+@ctos.sink = global i64 0
+
+; FNV-1a of the values the driver's stand-ins were passed, in the order they were called.
+define internal void @ctos.fold(i64 %v) {
+  %h = load i64, ptr @ctos.sink
+  %x = xor i64 %h, %v
+  %m = mul i64 %x, 1099511628211
+  store i64 %m, ptr @ctos.sink
+  ret void
+}
+
 define internal void @ctos.fill(i32 %call) {
 entry:
   call void @ctos.shadow_reset()
