@@ -79,10 +79,18 @@ struct Tracker : Rules {
     return It->second;
   }
 
+  // A shadow per lane of a vector, per field of a struct or element of an array (the
+  // top level: an aggregate is built field by field from poison as a vector is lane by
+  // lane, `insertvalue { i64 poison, i1 false }, %x, 0`), else one.
   Type *shadowType(Type *T) {
+    unsigned Parts = 0;
     if (auto *V = dyn_cast<FixedVectorType>(T))
-      return FixedVectorType::get(I32, V->getNumElements());
-    return I32;
+      Parts = V->getNumElements();
+    else if (auto *S = dyn_cast<StructType>(T))
+      Parts = S->getNumElements() <= LaneByLane ? S->getNumElements() : 0;
+    else if (auto *A = dyn_cast<ArrayType>(T))
+      Parts = A->getNumElements() <= LaneByLane ? A->getNumElements() : 0;
+    return Parts ? FixedVectorType::get(I32, Parts) : I32;
   }
 
   static bool isZero(Value *S) {
@@ -131,7 +139,7 @@ struct Tracker : Rules {
     if (!K || !holdsUndef(K))
       return Constant::getNullValue(T);
     Constant *Id = ConstantInt::get(I32, origin(User, HasPoisonOperand));
-    auto *VT = dyn_cast<FixedVectorType>(V->getType());
+    auto *VT = dyn_cast<FixedVectorType>(T);
     if (!VT)
       return Id;
     std::vector<Constant *> Lanes;
@@ -317,6 +325,24 @@ struct Tracker : Rules {
       Value *S = B.CreateShuffleVector(fit(B, shadowOf(SV.getOperand(0), &I), From),
                                        fit(B, shadowOf(SV.getOperand(1), &I), From), Mask);
       return join(B, S, ConstantVector::get(Undefined));
+    }
+    case Instruction::ExtractValue: {
+      auto &E = cast<ExtractValueInst>(I);
+      Value *S = shadowOf(E.getAggregateOperand(), &I);
+      Value *Field = S->getType()->isVectorTy() ? B.CreateExtractElement(S, uint64_t(E.getIndices()[0])) : S;
+      return fit(B, Field, T);
+    }
+    case Instruction::InsertValue: {
+      auto &In = cast<InsertValueInst>(I);
+      Value *S = fit(B, shadowOf(In.getAggregateOperand(), &I), T);
+      Value *V = scalar(B, shadowOf(In.getInsertedValueOperand(), &I));
+      if (!T->isVectorTy())
+        return join(B, S, V);
+      uint64_t Field = In.getIndices()[0];
+      // A nested field's poison joins its top-level field's: the others may be poison yet.
+      if (In.getNumIndices() > 1)
+        V = join(B, B.CreateExtractElement(S, Field), V);
+      return B.CreateInsertElement(S, V, Field);
     }
     case Instruction::Load:
       return loaded(B, cast<LoadInst>(I));
