@@ -76,18 +76,17 @@ fn main() {
     let ctos19 = root.join("target/llvm19/release/ctos");
     let opt23 = root.join("llvm-23/bin/opt");
     let mut sides = Vec::new();
-    for poison in ["off", "on"] {
+    // "on" tracks as campaigns do: the programs of generated drivers.
+    for (label, poison) in [("off", "off"), ("on", "drivers")] {
         match ctos19.is_file() {
-            true => sides.push(Side { name: format!("19 {poison}"), ctos: ctos19.clone(), opt: None, poison }),
+            true => sides.push(Side { name: format!("19 {label}"), ctos: ctos19.clone(), opt: None, poison }),
             false => eprintln!("recall: no {} (scripts/setup.sh builds it): LLVM 19 left out", ctos19.display()),
         }
         match opt23.is_file() {
-            true => sides.push(Side {
-                name: format!("23 {poison}"),
-                ctos: ctos22.clone(),
-                opt: Some(opt23.clone()),
-                poison,
-            }),
+            true => {
+                let opt = Some(opt23.clone());
+                sides.push(Side { name: format!("23 {label}"), ctos: ctos22.clone(), opt, poison })
+            }
             false => eprintln!("recall: no {}: LLVM 23 left out", opt23.display()),
         }
     }
@@ -98,7 +97,7 @@ fn main() {
         ctos::fuzz::usable_seeds(std::slice::from_ref(&seeds_dir), &catalog, &render, &linked).expect("seeds");
     let entries: Vec<_> = entries.into_iter().filter(|e| !e.pipelines.is_empty()).take(limit).collect();
     eprintln!("recall: {} seed entries ({} files left out)", entries.len(), left_out.total());
-    let probe = Side { name: "22 on".into(), ctos: ctos22.clone(), opt: None, poison: "on" };
+    let probe = Side { name: "22 on".into(), ctos: ctos22.clone(), opt: None, poison: "drivers" };
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Value>> = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
