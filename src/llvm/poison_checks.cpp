@@ -282,6 +282,28 @@ struct Tracker : Rules {
     }
   }
 
+  // A masked load's or gather's lanes: the pass-through value's where the mask is off,
+  // the memory's (taken as clean) where it is on, and the mask's own poison; null for
+  // other calls. The operands are found by type: the alignment operand comes and goes
+  // with the LLVM version.
+  Value *maskedLoad(IRBuilder<> &B, CallBase &Call, Type *T) {
+    auto *II = dyn_cast<IntrinsicInst>(&Call);
+    if (!II || !T->isVectorTy() ||
+        (II->getIntrinsicID() != Intrinsic::masked_load && II->getIntrinsicID() != Intrinsic::masked_gather &&
+         II->getIntrinsicID() != Intrinsic::masked_expandload))
+      return nullptr;
+    Value *Mask = nullptr;
+    for (Value *Arg : II->args())
+      if (auto *VT = dyn_cast<FixedVectorType>(Arg->getType()); VT && VT->getElementType()->isIntegerTy(1))
+        Mask = Arg;
+    Value *Through = II->args().end()[-1];
+    if (!Mask || Through->getType() != II->getType() || Mask->getType()->getScalarSizeInBits() != 1 ||
+        cast<FixedVectorType>(Mask->getType())->getNumElements() != cast<FixedVectorType>(T)->getNumElements())
+      return nullptr;
+    Value *Lanes = B.CreateSelect(Mask, Constant::getNullValue(T), fit(B, shadowOf(Through, II), T));
+    return join(B, Lanes, fit(B, shadowOf(Mask, II), T));
+  }
+
   bool tracked(Function *Callee) { return Callee && !Callee->isDeclaration() && !Callee->getName().starts_with("__ctos."); }
 
   // The shadow of I's result (at B, after I), before the rules that make it poison.
@@ -355,6 +377,8 @@ struct Tracker : Rules {
       }
       if (Call.getCalledFunction() && Output.count(Call.getCalledFunction()->getName().str()))
         return Constant::getNullValue(T);
+      if (Value *S = maskedLoad(B, Call, T))
+        return S;
       return all(Call.args());
     }
     default:
