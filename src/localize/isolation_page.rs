@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::isolate::Isolation;
-use super::sequence_search::Witness;
+use super::record::Witness;
 use crate::html::charts::{line_chart, log_line_chart, Series};
 use crate::html::{bar, code_abbreviated, escape, Cell, Page};
 

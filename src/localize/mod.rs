@@ -2,7 +2,9 @@
 //!
 //! LocSeq's loop: reduce the failing sequence, search for passing sequences whose
 //! compiler coverage is close to the failing run's (`search`, with the genetic operators
-//! of `ga`), and rank files by spectrum-based fault localization (`sbfl`, `rank`).
+//! of `ga`), and rank files by spectrum-based fault localization (`sbfl`, `rank`). The
+//! searches (sequences, configurations, witness programs) share one `record` of evidence,
+//! budget and counts, and import nothing of one another (`house_tests`).
 pub mod bug_folder;
 pub mod configs;
 pub mod culprit;
@@ -20,3 +22,6 @@ pub mod sbfl;
 pub mod sequence_search;
 pub mod similarity;
 pub mod witness_programs;
+
+#[cfg(test)]
+mod house_tests;

@@ -1,14 +1,63 @@
 //! One way to count a run as evidence, whatever was varied to make it: another sequence, a
 //! configuration of the culprit pass, a mutant of the program. Every witness kind is
 //! judged by the same oracle and recorded here, so that `--near` and `--evidence all` mean
-//! the same for all of them.
+//! the same for all of them. The searches (sequences, configurations, witness programs)
+//! share their budget, witnesses and counts through this module, never through each other.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde::Serialize;
 
 use super::evidence::{Evidence, FailingEvidence};
 use super::files::FileFilter;
-use super::sequence_search::{SearchStats, Witness};
 use super::similarity::{similarity, SimilarityFormula};
+use super::witness_programs::stats::ProgramStats;
 use crate::coverage::{Sites, Spectrum};
 use crate::oracle::Failure;
+
+/// What the search may spend.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub time: Option<Duration>,
+    pub max_evals: Option<usize>,
+}
+
+/// A bug-free sequence (or configuration of the failing one) the search found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Witness {
+    pub pipeline: String,
+    /// LLVM options of its run (configurations set the culprit's knobs).
+    pub llvm_args: Vec<String>,
+    /// Whether it is the failing sequence run differently rather than another sequence.
+    pub configuration: bool,
+    pub similarity: f64,
+    pub file_jaccard: f64,
+    /// A witness program: how it differs from the failing program.
+    pub mutation: Option<String>,
+}
+
+/// What every search that feeds one ranking counted.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SearchStats {
+    pub evaluations: usize,
+    pub passing: usize,
+    pub failing_same: usize,
+    pub other_failures: usize,
+    /// Candidates LLVM refused to run (no evidence either way).
+    pub rejected: usize,
+    /// Bug-free configurations of the failing sequence (among `passing`).
+    pub passing_configs: usize,
+    pub generations: usize,
+    /// Times the GA's population stalled and a fresh batch joined its best.
+    pub restarts: usize,
+    pub best_similarity: f64,
+    pub seconds: f64,
+    /// Other failures by kind and signature, for the report.
+    pub other_kinds: HashMap<String, usize>,
+    /// What a witness-program search counted.
+    pub programs: Option<ProgramStats>,
+}
 
 /// How runs become spectra and which count (the ranking's settings).
 pub struct RecordSettings<'a> {

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::configs::ConfigSpace;
 use super::ga::{self, GaParams, GeneTable, Individual};
-use super::record::{Made, Recorder};
+use super::record::{Budget, Made, Recorder, SearchStats};
 use crate::coverage::Coverage;
 use crate::llvm::IrModule;
 use crate::oracle::{Oracle, Verdict};
@@ -86,48 +86,6 @@ const STALL_GENERATIONS: usize = 5;
 const STALL_GAIN: f64 = 1e-3;
 /// Of a stalled population, this many of the best stay beside the fresh ones.
 const ELITE: usize = 5;
-
-/// What the search may spend.
-#[derive(Debug, Clone, Copy)]
-pub struct Budget {
-    pub time: Option<Duration>,
-    pub max_evals: Option<usize>,
-}
-
-/// A bug-free sequence (or configuration of the failing one) the search found.
-#[derive(Debug, Clone, Serialize)]
-pub struct Witness {
-    pub pipeline: String,
-    /// LLVM options of its run (configurations set the culprit's knobs).
-    pub llvm_args: Vec<String>,
-    /// Whether it is the failing sequence run differently rather than another sequence.
-    pub configuration: bool,
-    pub similarity: f64,
-    pub file_jaccard: f64,
-    /// A witness program: how it differs from the failing program.
-    pub mutation: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct SearchStats {
-    pub evaluations: usize,
-    pub passing: usize,
-    pub failing_same: usize,
-    pub other_failures: usize,
-    /// Candidates LLVM refused to run (no evidence either way).
-    pub rejected: usize,
-    /// Bug-free configurations of the failing sequence (among `passing`).
-    pub passing_configs: usize,
-    pub generations: usize,
-    /// Times the GA's population stalled and a fresh batch joined its best.
-    pub restarts: usize,
-    pub best_similarity: f64,
-    pub seconds: f64,
-    /// Other failures by kind and signature, for the report.
-    pub other_kinds: HashMap<String, usize>,
-    /// What a witness-program search counted.
-    pub programs: Option<super::witness_programs::program_search::ProgramStats>,
-}
 
 pub struct SearchSetup<'a> {
     pub pool: &'a mut Pool,

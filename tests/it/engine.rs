@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::common;
 
-use common::{bug, csmith, root};
+use common::{bug, csmith};
 
 struct Out {
     code: i32,
@@ -423,7 +423,7 @@ mod llvm22_bugs {
     /// every time; the table says when only the strict heap showed it.
     #[test]
     fn bug_179880_scalarizer_reading_past_a_stack_vector_crashes_every_time() {
-        let program = root().join("tests/data/scalarizer-179880.ll");
+        let program = common::root().join("tests/data/scalarizer-179880.ll");
         let args = [program.to_str().unwrap(), "-p", "function(scalarizer<load-store>,dce)"];
         for _ in 0..3 {
             let lines = run_json(&args);
@@ -440,7 +440,7 @@ mod llvm22_bugs {
     /// heap's own failures come on top (`CTOS_HEAP` chooses one heap, to compare).
     #[test]
     fn bug_219885_gvn_reading_a_freed_instruction_crashes_as_in_plain_opt() {
-        let program = root().join("tests/data/gvn-invariant-group-219885.ll");
+        let program = common::root().join("tests/data/gvn-invariant-group-219885.ll");
         let run = |heap: Option<&str>| {
             let mut c = Command::new(env!("CARGO_BIN_EXE_ctos"));
             c.args(["run", "--json", "-p", "gvn"]).arg(&program);

@@ -9,7 +9,7 @@ use ctos::localize::evidence::FailingEvidence;
 use ctos::localize::ga::GaParams;
 use ctos::localize::isolate::{IsolateOptions, TraceScope};
 use ctos::localize::sbfl::{Aggregate, Formula};
-use ctos::localize::sequence_search::Budget;
+use ctos::localize::record::Budget;
 use ctos::localize::similarity::SimilarityFormula;
 use ctos::seq::{Nesting, RenderOptions};
 

@@ -4,8 +4,7 @@
 
 use rand::{Rng, RngExt};
 
-use super::program_search::Guide;
-use super::quality::{CovSet, WitnessSet};
+use super::quality::{CovSet, Guide, WitnessSet};
 
 /// The geometric target's parameter: ≥ 95% of its mass on 132 positions, the worst rule
 /// rarely drawn (spec §5.3).

@@ -10,13 +10,15 @@ mod diwi;
 pub mod program_search;
 mod quality;
 mod recbi;
+pub mod stats;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 use serde::Serialize;
 
-pub use program_search::{search_programs, Guidance, ProgramSearch};
+pub use program_search::{search_programs, ProgramSearch};
+pub use stats::{Guidance, ProgramStats, Refusal};
 
 use crate::llvm::{CFrontend, IrModule, TargetSpec};
 use crate::mutate::witness::ir::IrMutator;
@@ -89,31 +91,6 @@ pub enum Judged {
     Other(Failure),
     /// Passes, with its trace.
     Passes(Vec<u32>),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Refusal {
-    /// Does not compile (C) or does not verify.
-    Invalid,
-    /// Unoptimized, it shows something else than the failing program: it crashes, hangs,
-    /// or prints another number of lines.
-    Shows,
-    /// Undefined behaviour under UBSan/ASan (C, wrong-code oracles).
-    Undefined,
-    /// LLVM refused the pipeline on it.
-    Rejected,
-}
-
-impl Refusal {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Refusal::Invalid => "invalid",
-            Refusal::Shows => "shows",
-            Refusal::Undefined => "undefined",
-            Refusal::Rejected => "rejected",
-        }
-    }
 }
 
 /// Judges mutants: builds each one's module, runs it unoptimized when the oracle compares

@@ -8,37 +8,13 @@ use std::time::Instant;
 
 use anyhow::Result;
 use rand::{Rng, RngExt};
-use serde::Serialize;
-
 use super::diwi::Diwi;
-use super::quality::{CovSet, WitnessSet};
+use super::quality::{CovSet, Guide, WitnessSet};
 use super::recbi::Recbi;
-use super::{Evaluator, Judged, Refusal};
-use crate::localize::record::{Made, Recorder};
-use crate::localize::sequence_search::{Budget, SearchStats};
+use super::stats::{Guidance, ProgramStats};
+use super::{Evaluator, Judged};
+use crate::localize::record::{Budget, Made, Recorder, SearchStats};
 use crate::mutate::witness::Mutator;
-
-/// How the next rule is chosen and which passing programs are kept.
-pub trait Guide {
-    fn next_rule(&mut self, rng: &mut dyn Rng) -> usize;
-    /// A new passing program made by `rule`: whether it joins the witnesses.
-    fn consider(&mut self, rule: usize, candidate: &CovSet, set: &WitnessSet) -> bool;
-    /// An attempt with `rule` that gave no new passing program.
-    fn missed(&mut self, rule: usize);
-    /// Updates of a learned policy so far.
-    fn updates(&self) -> usize {
-        0
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Guidance {
-    /// DiWi: local rules, Metropolis–Hastings over rule scores.
-    Diwi,
-    /// RecBi: local and structural rules, an A2C agent, the ΔQ ≥ 0 filter.
-    Recbi,
-}
 
 /// DiWi's and RecBi's cap on the witness set.
 pub const MAX_WITNESSES: usize = 500;
@@ -46,31 +22,6 @@ pub const MAX_WITNESSES: usize = 500;
 const PER_LINE: u32 = 2;
 /// Still-failing mutants kept as seeds for the next order.
 const MAX_SEEDS: usize = 1000;
-
-/// What the program search counted, beside [`SearchStats`].
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ProgramStats {
-    pub guidance: Option<Guidance>,
-    /// Attempts: rules drawn.
-    pub attempts: usize,
-    /// The rule had no site in its seed.
-    pub not_applicable: usize,
-    /// The change was inside what the program prints or checks (fake-pass guard).
-    pub touches_output: usize,
-    /// A program already tried, or coverage a witness already has.
-    pub duplicates: usize,
-    pub refused: HashMap<Refusal, usize>,
-    /// Passing programs RecBi's quality filter or per-line cap turned away.
-    pub turned_away: usize,
-    /// The mutation order reached (1: mutants of the failing program).
-    pub order: usize,
-    /// Witnesses per rule class.
-    pub witnesses_by_class: HashMap<String, usize>,
-    /// Updates of RecBi's networks.
-    pub updates: usize,
-    /// Wall seconds by phase (mutate, compile, reference, optimize, ub-screening).
-    pub seconds_by_phase: std::collections::BTreeMap<&'static str, f64>,
-}
 
 pub struct ProgramSearch<'a> {
     pub evaluator: Evaluator<'a>,

@@ -2,7 +2,22 @@
 //! elements: DiWi and RecBi restrict every set to FailCov), Jaccard distances, and RecBi's
 //! quality Q of a witness set (spec recbi.md §6) kept up to date in O(n) per witness.
 
+use rand::Rng;
+
 use crate::coverage::Spectrum;
+
+/// How the next rule is chosen and which passing programs are kept.
+pub trait Guide {
+    fn next_rule(&mut self, rng: &mut dyn Rng) -> usize;
+    /// A new passing program made by `rule`: whether it joins the witnesses.
+    fn consider(&mut self, rule: usize, candidate: &CovSet, set: &WitnessSet) -> bool;
+    /// An attempt with `rule` that gave no new passing program.
+    fn missed(&mut self, rule: usize);
+    /// Updates of a learned policy so far.
+    fn updates(&self) -> usize {
+        0
+    }
+}
 
 /// RecBi's diversity weight α (similarity gets 1 − α).
 pub const ALPHA: f64 = 0.8;
@@ -35,12 +50,9 @@ impl CovSet {
         CovSet { bits, len }
     }
 
-    pub fn len(&self) -> u32 {
+    #[cfg(test)]
+    fn len(&self) -> u32 {
         self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// 1 − |A ∩ B| / |A ∪ B| (0 for two empty sets).
@@ -67,10 +79,6 @@ pub struct WitnessSet {
 impl WitnessSet {
     pub fn new(failing: &Spectrum) -> WitnessSet {
         WitnessSet { sets: Vec::new(), failing_len: failing.len() as u32, similarity_sum: 0.0, distance_sum: 0.0 }
-    }
-
-    pub fn len(&self) -> usize {
-        self.sets.len()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -6,8 +6,7 @@
 use rand::{Rng, RngExt};
 
 use super::a2c::{ActorCritic, Step};
-use super::program_search::Guide;
-use super::quality::{CovSet, WitnessSet};
+use super::quality::{CovSet, Guide, WitnessSet};
 use crate::mutate::witness::{RuleClass, RuleInfo};
 
 /// Steps per update (u).
