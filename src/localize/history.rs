@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::evidence::Evidence;
 use super::rank::{rank, DirectEvidence, FileRank};
-use super::sbfl::{Aggregate, Formula};
 use super::record::SearchStats;
+use super::sbfl::{Aggregate, Formula};
 use crate::coverage::Sites;
 
 /// Files whose scores are followed over time.

@@ -8,8 +8,8 @@ use ctos::coverage::Granularity;
 use ctos::localize::evidence::FailingEvidence;
 use ctos::localize::ga::GaParams;
 use ctos::localize::isolate::{IsolateOptions, TraceScope};
-use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::record::Budget;
+use ctos::localize::sbfl::{Aggregate, Formula};
 use ctos::localize::similarity::SimilarityFormula;
 use ctos::seq::{Nesting, RenderOptions};
 

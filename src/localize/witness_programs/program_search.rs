@@ -6,8 +6,6 @@
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use anyhow::Result;
-use rand::{Rng, RngExt};
 use super::diwi::Diwi;
 use super::quality::{CovSet, Guide, WitnessSet};
 use super::recbi::Recbi;
@@ -15,6 +13,8 @@ use super::stats::{Guidance, ProgramStats};
 use super::{Evaluator, Judged};
 use crate::localize::record::{Budget, Made, Recorder, SearchStats};
 use crate::mutate::witness::Mutator;
+use anyhow::Result;
+use rand::{Rng, RngExt};
 
 /// DiWi's and RecBi's cap on the witness set.
 pub const MAX_WITNESSES: usize = 500;
