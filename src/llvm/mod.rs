@@ -24,8 +24,9 @@ pub use module::{
 pub use mutation::{ir_site_count, ir_text_of, mutate_ir, ConstChange, IrEdit, IrFlag, IrMutation, UnaryWrap};
 pub use poison_runtime::shadow_runtime;
 pub use process::{
-    buffer_llvm_errors, flush_llvm_errors, install_fatal_error_handler, option_name, override_symbol, parse_llvm_args,
-    FatalHandler, SavedOptions,
+    buffer_llvm_errors, debug_counter_counts, flush_llvm_errors, install_fatal_error_handler, limits_debug_counters,
+    option_name, override_symbol, parse_counter_counts, parse_llvm_args, reset_debug_counters, FatalHandler,
+    SavedOptions,
 };
 
 /// (major, minor, patch) of the LLVM linked into this binary.

@@ -118,6 +118,35 @@ extern "C" {
     // src/llvm/shim.cpp
     fn ctos_option_value(name: *const c_char) -> *mut c_char;
     fn ctos_reset_option(name: *const c_char) -> bool;
+    fn ctos_counters_reset(count: bool, release: bool) -> bool;
+    fn ctos_counter_counts() -> *mut c_char;
+}
+
+/// LLVM's debug counters as a fresh process has them, before a job: counts at zero and,
+/// with `release`, counters an earlier job limited let every step run again; with `count`,
+/// every counter counts its steps (`debug_counter_counts`). False: this LLVM's release
+/// build has none.
+pub fn reset_debug_counters(count: bool, release: bool) -> bool {
+    unsafe { ctos_counters_reset(count, release) }
+}
+
+/// Whether `args` limit a debug counter (`-debug-counter=…`): a worker releases it after.
+pub fn limits_debug_counters(args: &[String]) -> bool {
+    args.iter().any(|a| option_name(a) == "debug-counter")
+}
+
+/// Each debug counter's steps since the last reset (those counting, others at 0), as
+/// "name count" lines: [`parse_counter_counts`] reads them.
+pub fn debug_counter_counts() -> String {
+    let text = unsafe { ctos_counter_counts() };
+    let owned = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
+    unsafe { libc::free(text.cast()) };
+    owned
+}
+
+pub fn parse_counter_counts(text: &str) -> std::collections::BTreeMap<String, u64> {
+    let count = |l: &str| l.rsplit_once(' ').and_then(|(name, n)| Some((name.to_string(), n.parse().ok()?)));
+    text.lines().filter_map(count).collect()
 }
 
 /// The option a command-line argument names: `slp-threshold` for `-slp-threshold=-50`.

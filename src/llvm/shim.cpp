@@ -161,3 +161,38 @@ extern "C" void ctos_set_function_attributes(LLVMModuleRef ModuleRef, const char
 // on a csmith program). The sandbox flushes before each message to the parent.
 extern "C" void ctos_buffer_errs() { errs().SetBuffered(); }
 extern "C" void ctos_flush_errs() { errs().flush(); }
+
+// LLVM's debug counters (-debug-counter=instcombine-visit=0-41) name the one transformation
+// of a pass run after which a failure shows. Their counts and limits outlive a job in a
+// worker that runs many, so each job starts from here: counts at zero and, with `Release`,
+// a counter an earlier job limited lets every step run again (limits cannot be cleared,
+// only widened). With `Count`, every counter counts its steps. False: this LLVM's release
+// build has no counters (before LLVM 20, they were compiled out with assertions).
+#if LLVM_VERSION_MAJOR >= 22
+#include "llvm/Support/DebugCounter.h"
+
+static const char EveryStep[] = "=0-9000000000000000000";
+
+extern "C" bool ctos_counters_reset(bool Count, bool Release) {
+  DebugCounter &Counters = DebugCounter::instance();
+  for (auto &[Name, Info] : Counters) {
+    if (Release && DebugCounter::isCounterSet(*Info))
+      Counters.push_back((Name + EveryStep).str());
+    DebugCounter::setCounterState(*Info, {0, 0});
+  }
+  if (Count)
+    Counters.activateAllCounters();
+  return true;
+}
+
+// Every counter's steps so far, "name count" lines (malloc'd).
+extern "C" char *ctos_counter_counts() {
+  std::string Text;
+  for (auto &[Name, Info] : DebugCounter::instance())
+    Text += (Name + " " + Twine(DebugCounter::getCounterState(*Info).Count) + "\n").str();
+  return strdup(Text.c_str());
+}
+#else
+extern "C" bool ctos_counters_reset(bool, bool) { return false; }
+extern "C" char *ctos_counter_counts() { return strdup(""); }
+#endif

@@ -21,6 +21,7 @@ use super::runner::Runner;
 use super::sbfl::{Aggregate, Formula};
 use super::sequence_search::{hang_limit_after, search, SearchSetup, Strategy};
 use super::similarity::SimilarityFormula;
+use super::transformation::{find_transformation, Transformation};
 use super::witness_programs::{search_programs, Evaluator, Guidance, ProgramInput, ProgramSearch};
 use crate::coverage::{self, Coverage, Granularity, Spectrum};
 use crate::llvm::{print_pipeline_passes, IrModule};
@@ -181,6 +182,8 @@ pub struct Isolation {
     pub reduced_passes: usize,
     pub reduction_tests: usize,
     pub culprit: Option<Culprit>,
+    /// The step of a debug counter inside the culprit's run after which it first fails.
+    pub transformation: Option<Transformation>,
     /// The file of the culprit pass's `run` method: a ranking on its own (see `locseq eval`).
     pub culprit_file: Option<String>,
     pub notes: Vec<String>,
@@ -749,6 +752,16 @@ fn isolate_reproduced(
     };
     clock.lap("culprit");
 
+    let mut transformation = None;
+    if let Some(c) = &culprit {
+        progress.phase("bisecting the culprit's debug counters");
+        match find_transformation(runner, oracle, c)? {
+            Ok(t) => transformation = Some(t),
+            Err(why) => notes.push(format!("no transformation named: {why}")),
+        }
+        clock.lap("transformation");
+    }
+
     progress.phase("recording the failing run's coverage");
     let trace = record_failing_trace(runner, oracle, culprit.as_ref(), &reduced, opts, &mut notes)?;
     clock.lap("failing-trace");
@@ -787,6 +800,7 @@ fn isolate_reproduced(
         reduced,
         reduction_tests,
         culprit,
+        transformation,
         culprit_file: trace.culprit_file.clone(),
         notes,
         unattributed: sites.attribution.unattributed_note.clone(),

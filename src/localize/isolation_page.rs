@@ -37,6 +37,9 @@ fn failure(page: &mut Page, i: &Isolation, settings: &[(&str, String)]) {
         let file = i.culprit_file.as_deref().map(|f| format!(", in {f}")).unwrap_or_default();
         facts.push(("culprit", format!("{} (pass {} of {}){file}", c.pass, c.position, c.passes)));
     }
+    if let Some(t) = &i.transformation {
+        facts.push(("transformation", format!("{t}: opt {}", t.reproduce())));
+    }
     facts.push((
         "coverage",
         format!("the failing run covers {} elements in {} files", i.failing_elements, i.failing_files),
@@ -49,6 +52,10 @@ fn failure(page: &mut Page, i: &Isolation, settings: &[(&str, String)]) {
     }
     if let Some(why) = &i.unattributed {
         page.paragraph(&format!("Note: coverage without source files for {why}"));
+    }
+    if let Some(t) = i.transformation.as_ref().filter(|t| !t.change().is_empty()) {
+        page.paragraph("What the step changed (value numbers may differ):");
+        page.preformatted(&t.change().join("\n"));
     }
 }
 

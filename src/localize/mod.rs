@@ -21,6 +21,7 @@ mod runner;
 pub mod sbfl;
 pub mod sequence_search;
 pub mod similarity;
+pub mod transformation;
 pub mod witness_programs;
 
 #[cfg(test)]

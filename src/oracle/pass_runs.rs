@@ -29,30 +29,50 @@ impl LimitedRun {
 /// does, and the run that limit last let run. None when no limit below the pipeline's own
 /// count of runs shows it (it needs every run, or a pass that cannot be skipped).
 pub fn first_failing_run(mut attempt: impl FnMut(u32) -> Result<LimitedRun>) -> Result<Option<PassRun>> {
-    let (mut clean, mut failing) = (0u32, None);
-    let mut limit = 1u32;
+    let found = first_failing_limit(|limit| {
+        let run = attempt(u32::try_from(limit).unwrap_or(u32::MAX))?;
+        let all = run.counted.is_some_and(|t| u64::from(t) <= limit);
+        Ok(Attempt { fails: run.fails, all, kept: run.last })
+    })?;
+    Ok(found.and_then(|(_, last)| last))
+}
+
+/// What one attempt under a limit gave: whether it failed, whether the limit let all run
+/// (no higher one can differ), and what the caller keeps of it.
+pub struct Attempt<T> {
+    pub fails: bool,
+    pub all: bool,
+    pub kept: T,
+}
+
+/// Doubles the limit from 1 until the attempt fails, then bisects between the last clean
+/// limit and it: the first failing limit, and what its attempt kept. None when a limit
+/// that lets all run does not fail, nor 2^24.
+pub fn first_failing_limit<T>(mut attempt: impl FnMut(u64) -> Result<Attempt<T>>) -> Result<Option<(u64, T)>> {
+    let (mut clean, mut failing) = (0u64, None);
+    let mut limit = 1u64;
     while failing.is_none() {
         let run = attempt(limit)?;
         if run.fails {
-            failing = Some((limit, run.last));
-        } else if run.counted.is_some_and(|t| t <= limit) || limit >= 1 << 24 {
+            failing = Some((limit, run.kept));
+        } else if run.all || limit >= 1 << 24 {
             return Ok(None);
         } else {
             clean = limit;
-            limit = limit.saturating_mul(2);
+            limit *= 2;
         }
     }
-    let (mut first, mut last) = failing.expect("found");
+    let (mut first, mut kept) = failing.expect("found");
     while first - clean > 1 {
         let mid = clean + (first - clean) / 2;
         let run = attempt(mid)?;
         if run.fails {
-            (first, last) = (mid, run.last);
+            (first, kept) = (mid, run.kept);
         } else {
             clean = mid;
         }
     }
-    Ok(last)
+    Ok(Some((first, kept)))
 }
 
 #[cfg(test)]

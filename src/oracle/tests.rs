@@ -21,6 +21,7 @@ fn run(outcome: Outcome, message: &str) -> Run {
         focus_class: None,
         pass_runs: None,
         nth_pass_run: None,
+        step_counts: None,
         heap: Default::default(),
     }
 }

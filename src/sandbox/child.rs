@@ -269,6 +269,7 @@ pub(super) fn run(
     }
     llvm::install_fatal_error_handler(on_fatal);
     let Some(next_job) = next_job else {
+        llvm::reset_debug_counters(job.count_steps, false);
         let all_args: Vec<String> = llvm_args.iter().chain(&job.llvm_args).cloned().collect();
         set_options(module, &all_args);
         run_job(module, job, io, false);
@@ -280,7 +281,7 @@ pub(super) fn run(
     let mut job = job.clone();
     let mut first = true;
     loop {
-        let reusable = run_worker_job(module, &mut copy, &job, first, io, next_job);
+        let reusable = run_worker_job(module, &mut copy, &job, llvm_args, first, io, next_job);
         first = false;
         // Abandoned modules and a fragmented heap grow a worker; a job in it must not meet
         // the memory limit much sooner than in a child of its own.
@@ -316,6 +317,7 @@ fn run_worker_job(
     module: &mut IrModule,
     copy: &mut Option<IrModule>,
     job: &JobSpec,
+    pool_args: &[String],
     first: bool,
     io: &ChildIo,
     next_job: &mut dyn FnMut(),
@@ -340,6 +342,7 @@ fn run_worker_job(
     }
     let target = copy.as_mut().unwrap_or(module);
     let saved = llvm::SavedOptions::of(&job.llvm_args);
+    llvm::reset_debug_counters(job.count_steps, false);
     let parsed = llvm::parse_llvm_args(&job.llvm_args);
     if parsed && !job.llvm_args.is_empty() {
         target.own_subtargets_under_new_options();
@@ -352,6 +355,15 @@ fn run_worker_job(
     match parsed {
         true => run_job(target, job, io, true),
         false => send(wire::ARGS_REJECTED, b""),
+    }
+    // The pool's own limits (a worker parsed them when it started) hold again after a job's.
+    if llvm::limits_debug_counters(&job.llvm_args) {
+        llvm::reset_debug_counters(false, true);
+        let limits: Vec<String> =
+            pool_args.iter().filter(|a| llvm::option_name(a) == "debug-counter").cloned().collect();
+        if !llvm::parse_llvm_args(&limits) {
+            return false;
+        }
     }
     saved.is_some_and(|s| s.restore())
 }
@@ -392,6 +404,9 @@ fn run_job(module: &mut IrModule, job: &JobSpec, io: &ChildIo, worker: bool) {
         }
     }
     let pass_millis = millis(t);
+    if job.count_steps {
+        send(wire::STEP_COUNTS, llvm::debug_counter_counts().as_bytes());
+    }
     set_phase(Phase::Verifying);
     let t = std::time::Instant::now();
     if let Err(message) = module.verify() {

@@ -35,6 +35,7 @@ pub(super) struct Ending {
     pub focus_class: Option<String>,
     pub pass_runs: Option<u32>,
     pub nth_pass_run: Option<PassRun>,
+    pub step_counts: Option<std::collections::BTreeMap<String, u64>>,
 }
 
 /// Allocation failures surface as one of these on stderr, whichever allocator failed.
@@ -131,6 +132,7 @@ pub(super) fn classify<'a>(
         focus_class: e.focus_class.clone(),
         pass_runs: e.pass_runs,
         nth_pass_run: e.nth_pass_run.clone(),
+        step_counts: e.step_counts.clone(),
         heap: Default::default(),
         timing: e.opt_done.as_ref().map(|d| Timing {
             passes: d.pass_millis,

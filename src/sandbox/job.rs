@@ -66,6 +66,11 @@ pub struct JobSpec {
     /// poison, or behaves undefinedly, stops and says so.
     #[serde(default)]
     pub track_poison: PoisonTracking,
+    /// Report how many steps each of LLVM's debug counters counted in the pipeline
+    /// ([`super::Run::step_counts`]); limit them with `llvm_args` (`-debug-counter=…`).
+    /// In-process children of an LLVM whose release build has counters (22; not 19).
+    #[serde(default)]
+    pub count_steps: bool,
 }
 
 /// Which programs' runs track poison.
@@ -134,6 +139,7 @@ impl JobSpec {
             heap: Default::default(),
             skip_hash: false,
             track_poison: poison_tracking().unwrap_or_default(),
+            count_steps: false,
         }
     }
 }

@@ -845,6 +845,7 @@ impl Pool {
                 let name = String::from_utf8_lossy(&payload[8..]).into_owned();
                 ending.nth_pass_run = Some(PassRun { index: number(0), element: number(4) as usize, name });
             }
+            wire::STEP_COUNTS => ending.step_counts = Some(crate::llvm::parse_counter_counts(&text())),
             wire::ARGS_REJECTED => {
                 ending.fatal = Some((ending.phase, LLVM_ARGS_REJECTED.to_string()));
             }

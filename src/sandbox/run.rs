@@ -151,6 +151,8 @@ pub struct Run {
     pub pass_runs: Option<u32>,
     /// The last run a limited job let run (see [`super::JobSpec::pass_runs`]), when it started.
     pub nth_pass_run: Option<PassRun>,
+    /// Steps each of LLVM's debug counters counted in the pipeline ([`super::JobSpec::count_steps`]).
+    pub step_counts: Option<std::collections::BTreeMap<String, u64>>,
     /// The heap of the run that gave this verdict: under [`super::HeapPolicy::Both`], strict
     /// when the strict heap shows a failure (the plain heap, as `opt` runs, was not tried:
     /// it may show the failure otherwise, or not at all), plain otherwise.

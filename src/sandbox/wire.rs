@@ -61,6 +61,8 @@ pub const EXEC_STATUS: u8 = 14;
 pub const PASS_RUNS: u8 = 15;
 /// The last run a limited job lets run starts: its number and element (u32 LE each), name.
 pub const PASS_RUN: u8 = 16;
+/// The steps each debug counter counted in the pipeline: "name count" lines.
+pub const STEP_COUNTS: u8 = 17;
 
 /// Write one message; short writes are retried, errors ignored (the parent may be gone).
 pub fn send_raw(fd: RawFd, tag: u8, payload: &[u8]) {

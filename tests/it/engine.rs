@@ -592,3 +592,25 @@ fn what_llvm_prints_reaches_the_run_when_a_job_ends_or_crashes() {
         assert_eq!(run.stderr.matches(printed).count(), 1, "{pipeline}: {}", run.stderr);
     }
 }
+
+/// LLVM's debug counters count across a process: a worker that runs many jobs starts each
+/// from zero, and a counter one job limits runs every step again in the next.
+#[cfg(feature = "llvm22")]
+#[test]
+fn a_jobs_debug_counter_limit_and_counts_end_with_the_job_in_a_worker() {
+    use ctos::llvm::{IrModule, TargetSpec};
+    use ctos::sandbox::{JobSpec, Limits, Pool};
+    let text =
+        "define i32 @f(i32 %x) {\n  %a = add i32 %x, 0\n  %b = mul i32 %a, 2\n  %c = shl i32 %b, 1\n  ret i32 %c\n}\n";
+    let mut module = IrModule::from_bytes(text.as_bytes(), "counted", &TargetSpec::default()).unwrap();
+    let mut pool = common::one_heap(Pool::new(1, Limits::default(), Vec::new()).unwrap());
+    pool.set_worker_jobs(100);
+    let full = JobSpec { count_steps: true, ..JobSpec::optimize("function(instcombine<no-verify-fixpoint>)") };
+    let limited = JobSpec { llvm_args: vec!["-debug-counter=instcombine-visit=0".into()], ..full.clone() };
+    let runs: Vec<_> = [&full, &limited, &full, &full].iter().map(|j| pool.run_one(&mut module, j).unwrap()).collect();
+    let visits = |i: usize| runs[i].step_counts.as_ref().and_then(|c| c.get("instcombine-visit").copied());
+    assert!(visits(0).is_some_and(|n| n >= 4), "{:?}", runs[0].step_counts);
+    assert_ne!(runs[1].ir_hash, runs[0].ir_hash, "one visit leaves the mul and the shl apart");
+    assert_eq!((runs[2].ir_hash, runs[3].ir_hash), (runs[0].ir_hash, runs[0].ir_hash));
+    assert_eq!((visits(2), visits(3)), (visits(0), visits(0)), "each job counts from zero");
+}

@@ -101,6 +101,9 @@ fn a_wrong_code_bug_of_ir_without_main_is_isolated_with_a_generated_driver() {
         (&"wrong-code".into(), &"undefined behaviour: a division by zero".into())
     );
     assert_eq!(isolation["culprit"]["pass"], "irce", "{isolation}");
+    // IRCE has no debug counter (and LLVM 19's release build no counters at all).
+    let notes = isolation["notes"].to_string();
+    assert!(isolation["transformation"].is_null() && notes.contains("no transformation named"), "{notes}");
     assert!(!isolation["ranking"].as_array().unwrap().is_empty(), "{isolation}");
     let driver = std::fs::read_to_string(page.with_extension("driver.ll")).unwrap();
     assert!(driver.contains("@f(i64 0)"), "{driver}");
@@ -307,6 +310,32 @@ mod llvm22 {
         assert!(rank <= 3, "SLPVectorizer.cpp ranked {rank}");
     }
 
+    /// SLP's debug counter counts the trees it vectorizes: 180456's run vectorizes one, and
+    /// that one step turns `sub %l0, 0` into a lane of a `mul` by 0.
+    #[test]
+    fn the_slp_tree_after_which_180456_miscompiles_is_named_with_what_it_changed() {
+        let args =
+            ["--llvm-arg=-slp-threshold=-50", "--llvm-arg=-mtriple=x86_64-unknown-linux-gnu", "--max-evals", "10"];
+        let report = isolate_with_driver("180456", &args);
+        let t = &report["isolation"]["transformation"];
+        assert_eq!((&t["counter"], &t["step"], &t["steps"]), (&"slp-vectorized".into(), &0.into(), &1.into()), "{t}");
+        assert_eq!(t["function"], "sub_mul");
+        assert_eq!(t["llvm_arg"], "-debug-counter=slp-vectorized=0");
+        let (removed, added) = (t["removed"].to_string(), t["added"].to_string());
+        assert!(removed.contains("sub i16 %l0, 0") || removed.contains("load i16"), "{removed}");
+        assert!(added.contains("mul <4 x i16>"), "{added}");
+    }
+
+    /// A broken-IR run ends before its counts are read: every counter is tried, and SLP's
+    /// is the one whose step breaks it.
+    #[test]
+    fn the_slp_tree_that_breaks_191714s_ir_is_named_though_its_run_ends_broken() {
+        let report = isolate_191714(&["--max-evals", "10"]);
+        let t = &report["isolation"]["transformation"];
+        assert_eq!((&t["counter"], &t["step"]), (&"slp-vectorized".into(), &0.into()), "{t}");
+        assert!(t["evaluations"].as_u64().unwrap() > 10, "every counter was tried: {t}");
+    }
+
     #[test]
     fn a_users_interestingness_script_can_be_the_oracle() {
         let report =
@@ -502,6 +531,8 @@ mod llvm19 {
         assert_eq!((first["rank"].as_u64(), first["evidence"]["placed"].as_str()), (Some(1), Some("culprit")));
         // The pass crashed in its own code: its file is at the top of the stack.
         assert_eq!(first["evidence"]["stack_depth"], 0, "{first}");
+        let notes = report["isolation"]["notes"].to_string();
+        assert!(notes.contains("LLVM 19's release build has none"), "{notes}");
     }
 
     /// loop-deletion destroys a value that an unreachable block still uses; a release build

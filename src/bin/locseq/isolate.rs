@@ -304,6 +304,13 @@ fn print_report(i: &Isolation, top: usize) -> Result<()> {
         let file = i.culprit_file.as_deref().map(|f| format!(", in {f}")).unwrap_or_default();
         ctos::outln!("culprit:   {c}{file}")?;
     }
+    if let Some(t) = &i.transformation {
+        ctos::outln!("transform: {t}; {} runs, {:.1} s", t.evaluations, t.seconds)?;
+        ctos::outln!("           opt {}", t.reproduce())?;
+        for line in t.change() {
+            ctos::outln!("           {line}")?;
+        }
+    }
     for note in &i.notes {
         ctos::outln!("note:      {note}")?;
     }
