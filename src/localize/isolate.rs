@@ -775,6 +775,7 @@ fn isolate_reproduced(
         &current,
         &reduced,
         culprit.as_ref(),
+        transformation.as_ref(),
         &trace,
         opts,
         budget,
@@ -851,6 +852,7 @@ fn search_witnesses<'t>(
     current: &Sequence,
     reduced: &str,
     culprit: Option<&Culprit>,
+    transformation: Option<&Transformation>,
     trace: &'t FailingTrace,
     opts: &IsolateOptions,
     budget: Budget,
@@ -890,6 +892,7 @@ fn search_witnesses<'t>(
         focus: focus.map(Culprit::focus_anywhere),
         configs: space.as_ref(),
         hang_limit_cap,
+        first: transformation.map(Transformation::one_short).into_iter().collect(),
     };
     let mut recorder = Recorder::new(RecordSettings {
         sites,

@@ -101,6 +101,9 @@ pub struct SearchSetup<'a> {
     /// A hang under study: candidates run under a limit derived from the runs (see
     /// `isolate`), raised to five times the slowest bug-free run, up to this.
     pub hang_limit_cap: Option<Duration>,
+    /// Runs of the failing sequence to evaluate first, with their LLVM options: the run one
+    /// transformation short of the failure is the nearest witness there is.
+    pub first: Vec<(String, Vec<String>)>,
 }
 
 /// One run to evaluate: a pipeline and the LLVM options of its child.
@@ -296,6 +299,9 @@ pub fn search<R: Rng + ?Sized>(
         started: Instant::now(),
         budget,
     };
+    let first: Vec<Candidate> =
+        s.s.first.iter().map(|(p, a)| Candidate { pipeline: p.clone(), llvm_args: a.clone(), config: true }).collect();
+    s.evaluate(&first)?;
     let batch = params.population.max(2);
     let mut population: Vec<(Individual, f64)> = Vec::new();
     // A search space this small gets exhausted: stop when batches bring nothing new.

@@ -71,6 +71,12 @@ impl Transformation {
         format!("-passes='{}'{limit} {}", self.pipeline, self.llvm_arg)
     }
 
+    /// The failing pipeline one step short of the failure, and its LLVM option: a run that
+    /// differs from the failing one by this transformation (and what it set off).
+    pub fn one_short(&self) -> (String, Vec<String>) {
+        (self.pipeline.clone(), vec![limit(&self.counter, self.before, self.step)])
+    }
+
     /// What the step changed, as a diff's lines.
     pub fn change(&self) -> Vec<String> {
         let removed = self.removed.iter().map(|l| format!("- {l}"));

@@ -324,6 +324,10 @@ mod llvm22 {
         let (removed, added) = (t["removed"].to_string(), t["added"].to_string());
         assert!(removed.contains("sub i16 %l0, 0") || removed.contains("load i16"), "{removed}");
         assert!(added.contains("mul <4 x i16>"), "{added}");
+        // The run one step short of it passes: a witness, as a configuration of the sequence.
+        let witnesses = report["isolation"]["witnesses"].as_array().unwrap();
+        let short = witnesses.iter().find(|w| w["llvm_args"][0] == "-debug-counter=slp-vectorized=9000000000000000000");
+        assert!(short.is_some_and(|w| w["configuration"] == true), "{witnesses:?}");
     }
 
     /// A broken-IR run ends before its counts are read: every counter is tried, and SLP's
