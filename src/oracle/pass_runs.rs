@@ -105,4 +105,21 @@ mod tests {
     fn a_failure_no_limit_shows_has_no_run() {
         assert_eq!(first_failing_run(pipeline(10, 11)).unwrap().map(|r| r.index), None);
     }
+
+    /// A debug counter's steps in a run that crashes are never counted: the limit doubles
+    /// without a known end, and a step found is found in about 2·log2(step) attempts.
+    #[test]
+    fn a_first_failing_step_is_found_without_knowing_how_many_there_are() {
+        for step in [1u64, 2, 3, 41, 1000, 123_457] {
+            let mut attempts = 0;
+            let found = first_failing_limit(|limit| {
+                attempts += 1;
+                Ok(Attempt { fails: limit >= step, all: false, kept: limit })
+            });
+            assert_eq!(found.unwrap(), Some((step, step)));
+            assert!(attempts <= 2 * (64 - step.leading_zeros()) + 1, "{attempts} attempts for {step}");
+        }
+        let never = first_failing_limit(|_| Ok(Attempt { fails: false, all: false, kept: () })).unwrap();
+        assert!(never.is_none(), "gives up at 2^24");
+    }
 }
