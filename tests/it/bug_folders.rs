@@ -352,7 +352,10 @@ fn the_pass_that_makes_the_program_undefined_is_the_culprit_though_the_machine_d
         assert!(rule.starts_with("call 0 `") && rule.contains("a division by zero (at @f: `"), "{o}");
         assert_eq!(o["unoptimized"]["checked_clean"], true, "{o}");
         let readme = std::fs::read_to_string(folder.join("README.md")).unwrap();
-        assert!(readme.contains("behaves undefinedly after pass run 1 (call 0 `"), "{readme}");
+        assert!(
+            readme.contains("behaves undefinedly after pass run 1 (call 0 `@f(i64 0)`: a division by zero"),
+            "{readme}"
+        );
         let issue = std::fs::read_to_string(folder.join("ISSUE.md")).unwrap();
         assert!(issue.contains("ctos-poison: call 0: kind 3: @f: `%0 = udiv i64 42, %n`"), "{issue}");
         assert!(issue.contains("may print the same under plain `lli`: what differs is undefined behaviour"), "{issue}");

@@ -225,7 +225,9 @@ fn undefined_from(
         let mut optimized = IrModule::from_bytes(ir.as_bytes(), "optimized", &subject.target)
             .map_err(|e| anyhow::anyhow!("the linked LLVM cannot read the optimized IR: {e}"))?;
         optimized.set_driver_bytes(&driver, DRIVER)?;
-        if let Some(Some(rule)) = first_observed(&mut subject.pool, &optimized, fill)? {
+        if let Some(Some(rule)) =
+            first_observed(&mut subject.pool, &optimized, fill, &String::from_utf8_lossy(&driver))?
+        {
             return Ok(Some(UndefinedFrom { limit, pass: last.name, rule }));
         }
     }

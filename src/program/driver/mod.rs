@@ -448,14 +448,25 @@ pub fn first_broken_rule(pool: &mut Pool, module: &IrModule, fill: u8) -> Result
 /// undefinedly under poison tracking, in a sentence (what made the poison); Some(None) when
 /// none does; None when its driver is not one ctos generated. For optimized code: poison
 /// made and never observed does not count. Run after each pass, it tells which pass made
-/// the calls observe poison.
-pub fn first_observed(pool: &mut Pool, module: &IrModule, fill: u8) -> Result<Option<Option<String>>> {
-    checked_run(pool, module, fill, Checks::PoisonObserved)
+/// the calls observe poison. `driver` is the text of the driver, which names each call.
+pub fn first_observed(pool: &mut Pool, module: &IrModule, fill: u8, driver: &str) -> Result<Option<Option<String>>> {
+    checked_run(pool, module, fill, Checks::PoisonObserved(&calls_of_driver(driver)))
 }
 
-enum Checks {
+/// `call 3: @f(i32 0)` for each call a generated driver's text makes, as its output names it.
+fn calls_of_driver(driver: &str) -> String {
+    let call = |l: &str| {
+        let text = l.split_once("c\"call ")?.1;
+        let end = text.find(" -> ").or_else(|| text.find(" mem="))?;
+        Some(format!("call {}\n", &text[..end]))
+    };
+    driver.lines().filter_map(call).collect()
+}
+
+enum Checks<'a> {
     EveryRule,
-    PoisonObserved,
+    /// With the driver's calls, one per line.
+    PoisonObserved(&'a str),
 }
 
 fn checked_run(pool: &mut Pool, module: &IrModule, fill: u8, checks: Checks) -> Result<Option<Option<String>>> {
@@ -464,13 +475,13 @@ fn checked_run(pool: &mut Pool, module: &IrModule, fill: u8, checks: Checks) -> 
     };
     let mut checked = match checks {
         Checks::EveryRule => module.instrumented_for_ub()?.0,
-        Checks::PoisonObserved if module.driver_defines("__ctos.poison") => {
+        Checks::PoisonObserved(_) if module.driver_defines("__ctos.poison") => {
             let mut copy = module.copy_without_driver()?;
             copy.track_poison()?;
             copy
         }
         // A driver of an earlier ctos, without poison tracking's runtime.
-        Checks::PoisonObserved => return Ok(None),
+        Checks::PoisonObserved(_) => return Ok(None),
     };
     checked.set_driver_bytes(&driver, "driver.bc")?;
     // The checks are the linked LLVM's code in a copy of the module, and an external
@@ -489,7 +500,7 @@ fn checked_run(pool: &mut Pool, module: &IrModule, fill: u8, checks: Checks) -> 
     Ok(Some(match first {
         Some(stopped) => Some(match checks {
             Checks::EveryRule => format!("call {}: {}", stopped.call, ub_kind_name(stopped.kind)),
-            Checks::PoisonObserved => stopped.sentence(""),
+            Checks::PoisonObserved(calls) => stopped.sentence(calls),
         }),
         None if run.status != ExecStatus::Exited(0) => Some(format!("the checked run {}", run.status.describe())),
         None => None,
