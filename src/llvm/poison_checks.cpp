@@ -31,7 +31,8 @@ namespace {
 
 // Arguments passed with their shadow to a function of the module (the rest are clean).
 constexpr unsigned MaxArgs = 16;
-// Vectors of up to this many lanes keep a shadow per lane in memory; longer ones one for all.
+// Vectors of up to this many lanes keep a shadow per lane in memory and across calls;
+// longer ones one for all.
 constexpr unsigned LaneByLane = 16;
 // Functions whose arguments are output: poison passed to them is observed.
 const std::set<std::string> Output = {"printf", "puts", "putchar", "fputs", "fprintf", "fwrite", "write", "exit"};
@@ -42,7 +43,7 @@ struct Tracker : Rules {
   LLVMContext &C;
   Type *I32;
   FunctionCallee Report, Access, ShadowLoad, ShadowStore, ShadowCopy, Outside;
-  GlobalVariable *ArgOrigins, *RetOrigin;
+  GlobalVariable *ArgOrigins, *RetOrigin, *RetLanes;
   std::map<Value *, Value *> Shadow;
   // The conditions under which a value is made poison (per lane, or for all lanes).
   std::map<Value *, std::vector<Value *>> Made;
@@ -59,9 +60,40 @@ struct Tracker : Rules {
     ShadowStore = M.getOrInsertFunction("__ctos.shadow_store", FunctionType::get(Void, {Ptr, I64, I32}, false));
     ShadowCopy = M.getOrInsertFunction("__ctos.shadow_copy", FunctionType::get(Void, {Ptr, Ptr, I64}, false));
     Outside = M.getOrInsertFunction("__ctos.outside", FunctionType::get(I1, {Ptr, Ptr}, false));
-    auto *Args = ArrayType::get(I32, MaxArgs);
+    auto *Args = ArrayType::get(I32, MaxArgs * LaneByLane);
     ArgOrigins = new GlobalVariable(M, Args, false, GlobalValue::ExternalLinkage, nullptr, "__ctos.arg_origins");
     RetOrigin = new GlobalVariable(M, I32, false, GlobalValue::ExternalLinkage, nullptr, "__ctos.ret_origin");
+    auto *Lanes = ArrayType::get(I32, LaneByLane);
+    RetLanes = new GlobalVariable(M, Lanes, false, GlobalValue::ExternalLinkage, nullptr, "__ctos.ret_lanes");
+  }
+
+  // Shadow S handed to a callee or caller through slots From..From+LaneByLane of In: a
+  // lane's or field's apart when there are at most LaneByLane (a splat's poison lane,
+  // passed to a function a loop was extracted into, must not become its neighbours'),
+  // else one for all, poison only where every lane is.
+  void put(IRBuilder<> &B, GlobalVariable *In, unsigned From, Value *S) {
+    auto *VT = dyn_cast<FixedVectorType>(S->getType());
+    auto Slot = [&](unsigned K) { return B.CreateConstInBoundsGEP2_32(In->getValueType(), In, 0, From + K); };
+    if (VT && VT->getNumElements() <= LaneByLane) {
+      for (unsigned L = 0; L < VT->getNumElements(); ++L)
+        B.CreateStore(B.CreateExtractElement(S, L), Slot(L));
+      return;
+    }
+    B.CreateStore(VT ? B.CreateUnaryIntrinsic(Intrinsic::vector_reduce_umin, S) : S, Slot(0));
+  }
+
+  // What `put` handed over, as shadow type T, taken: the slots are clean again.
+  Value *take(IRBuilder<> &B, GlobalVariable *In, unsigned From, Type *T) {
+    auto *VT = dyn_cast<FixedVectorType>(T);
+    unsigned Parts = VT && VT->getNumElements() <= LaneByLane ? VT->getNumElements() : 1;
+    Value *S = Constant::getNullValue(VT && Parts > 1 ? T : I32);
+    for (unsigned L = 0; L < Parts; ++L) {
+      Value *Slot = B.CreateConstInBoundsGEP2_32(In->getValueType(), In, 0, From + L);
+      Value *O = B.CreateLoad(I32, Slot);
+      B.CreateStore(B.getInt32(0), Slot);
+      S = S->getType()->isVectorTy() ? B.CreateInsertElement(S, O, L) : O;
+    }
+    return fit(B, S, T);
   }
 
   // The number the runtime reports for Subject in Role, with what it prints for it.
@@ -276,10 +308,8 @@ struct Tracker : Rules {
           observe(B, Arg, &Call, PoisonPrinted);
       return;
     }
-    for (unsigned N = 0; N < Call.arg_size() && N < MaxArgs; ++N) {
-      Value *S = scalar(B, shadowOf(Call.getArgOperand(N), &Call));
-      B.CreateStore(S, B.CreateConstInBoundsGEP2_32(ArgOrigins->getValueType(), ArgOrigins, 0, N));
-    }
+    for (unsigned N = 0; N < Call.arg_size() && N < MaxArgs; ++N)
+      put(B, ArgOrigins, N * LaneByLane, shadowOf(Call.getArgOperand(N), &Call));
   }
 
   // A masked load's or gather's lanes: the pass-through value's where the mask is off,
@@ -371,9 +401,8 @@ struct Tracker : Rules {
     case Instruction::Call: {
       auto &Call = cast<CallBase>(I);
       if (tracked(Call.getCalledFunction())) {
-        Value *R = B.CreateLoad(I32, RetOrigin);
         B.CreateStore(B.getInt32(0), RetOrigin);
-        return fit(B, R, T);
+        return take(B, RetLanes, 0, T);
       }
       if (Call.getCalledFunction() && Output.count(Call.getCalledFunction()->getName().str()))
         return Constant::getNullValue(T);
@@ -405,13 +434,8 @@ struct Tracker : Rules {
     Instruction *First = &*F.getEntryBlock().getFirstInsertionPt();
     IRBuilder<> B(First);
     for (Argument &A : F.args()) {
-      Value *S = B.getInt32(0);
-      if (A.getArgNo() < MaxArgs) {
-        Value *Slot = B.CreateConstInBoundsGEP2_32(ArgOrigins->getValueType(), ArgOrigins, 0, A.getArgNo());
-        S = B.CreateLoad(I32, Slot);
-        B.CreateStore(B.getInt32(0), Slot);
-      }
-      Shadow[&A] = fit(B, S, shadowType(A.getType()));
+      Type *T = shadowType(A.getType());
+      Shadow[&A] = A.getArgNo() < MaxArgs ? take(B, ArgOrigins, A.getArgNo() * LaneByLane, T) : Constant::getNullValue(T);
     }
     arguments(F);
     B.SetInsertPoint(First);
@@ -474,7 +498,10 @@ struct Tracker : Rules {
         observe(B, Ret, &I, PoisonReturned);
       else if (Ret->getFunction()->hasRetAttribute(Attribute::NoUndef))
         observe(B, Ret, &I, PoisonNoundef);
+      // The driver reads one for all (poison in any lane it prints is observed); a caller
+      // in the module the lanes.
       B.CreateStore(scalar(B, S), RetOrigin);
+      put(B, RetLanes, 0, S);
     }
     if (!Next || I.getType()->isVoidTy())
       return;

@@ -428,3 +428,60 @@ declare <2 x i32> @llvm.masked.load.v2i32.p0(ptr, i32, <2 x i1>, <2 x i32>)
     let out = output_after(&masked(1), &driver, "");
     assert!(!poison_lines(&out).is_empty(), "{out}");
 }
+
+/// Loop-extract passes a splat's `insertelement` (lane 1 still poison) to the function it
+/// extracted the vector loop into, which shuffles lane 0 alone: a lane's poison crosses the
+/// call as that lane's, not as the whole vector's (a campaign on LLVM 23 reported it).
+#[test]
+fn a_vectors_poison_lane_crosses_a_call_as_that_lane_alone() {
+    let scalar = "define i32 @test(i32 %a) {
+bb:
+  br label %loop
+loop:
+  %iv = phi i32 [ 0, %bb ], [ %iv.next, %loop ]
+  %v = phi i32 [ 0, %bb ], [ %add.2, %loop ]
+  %add.1 = add i32 %v, 1
+  %add.2 = add i32 %add.1, %a
+  %iv.next = add i32 %iv, 1
+  %ec = icmp ult i32 %iv, 181
+  br i1 %ec, label %loop, label %exit
+exit:
+  ret i32 %add.2
+}
+";
+    let extracted = "define i32 @test(i32 %a) {
+bb:
+  %loc = alloca <2 x i32>, align 8
+  %splat = insertelement <2 x i32> poison, i32 %a, i64 0
+  %r = call <2 x i32> @test.body(<2 x i32> %splat, ptr %loc)
+  %reload = load <2 x i32>, ptr %loc, align 8
+  %sum = call i32 @llvm.vector.reduce.add.v2i32(<2 x i32> %reload)
+  %r0 = extractelement <2 x i32> %r, i64 0
+  %same = icmp eq i32 %r0, %a
+  %out = select i1 %same, i32 %sum, i32 0
+  ret i32 %out
+}
+declare i32 @llvm.vector.reduce.add.v2i32(<2 x i32>)
+define internal <2 x i32> @test.body(<2 x i32> %splat, ptr %out) {
+entry:
+  br label %body
+body:
+  %index = phi i32 [ 0, %entry ], [ %index.next, %body ]
+  %acc = phi <2 x i32> [ zeroinitializer, %entry ], [ %next, %body ]
+  %plus = add <2 x i32> %splat, <i32 1, i32 poison>
+  %bcast = shufflevector <2 x i32> %plus, <2 x i32> poison, <2 x i32> zeroinitializer
+  %next = add <2 x i32> %bcast, %acc
+  store <2 x i32> %next, ptr %out, align 8
+  %index.next = add nuw i32 %index, 2
+  %done = icmp eq i32 %index.next, 182
+  br i1 %done, label %exit, label %body
+exit:
+  ret <2 x i32> %splat
+}
+";
+    let (driver, _) = driver_for(scalar);
+    let reference = output_after(scalar, &driver, "");
+    let out = output_after(extracted, &driver, "");
+    assert!(poison_lines(&out).is_empty(), "{out}");
+    assert_eq!(out, reference);
+}

@@ -586,7 +586,8 @@ define void @__ctos.poison(i32 %kind, i32 %origin) {
   %slot = getelementptr ptr, ptr @__ctos.origins, i32 %origin
   %text = load ptr, ptr %slot
   %p = call i32 (ptr, ...) @printf(ptr @ctos.poisonfmt, i32 %c, i32 %kind, ptr %text)
-  call void @llvm.memset.p0.i64(ptr @__ctos.arg_origins, i8 0, i64 64, i1 false)
+  call void @llvm.memset.p0.i64(ptr @__ctos.arg_origins, i8 0, i64 1024, i1 false)
+  call void @llvm.memset.p0.i64(ptr @__ctos.ret_lanes, i8 0, i64 64, i1 false)
   store i32 0, ptr @__ctos.ret_origin
   call void @longjmp(ptr @ctos.jmp, i32 1)
   unreachable
