@@ -119,6 +119,11 @@ pub fn execution_failure(execution: &Execution, reference: &Execution) -> Option
             Some(Failure { kind: FailureKind::Codegen, signature: normalize(message) })
         }
         _ if same_status && execution.stdout == reference.stdout => None,
+        // Stopped before it ran even a few times as long as the unoptimized program: slower,
+        // or a busy machine, says nothing of whether it ends (a campaign on LLVM 23 called
+        // a loop-interchange that changed nothing a hang: the unoptimized run took 6.9 s of
+        // the 10 s limit while the machine compiled beside it).
+        ExecStatus::Timeout if execution.millis < HANG_EVIDENCE_RATIO * reference.millis => None,
         ExecStatus::Exited(code) => Some(Failure {
             kind: FailureKind::WrongCode,
             signature: match newly_stopped(execution, reference) {
@@ -134,6 +139,10 @@ pub fn execution_failure(execution: &Execution, reference: &Execution) -> Option
         ExecStatus::Oom => Some(Failure { kind: FailureKind::WrongCode, signature: "program out of memory".into() }),
     }
 }
+
+/// How many times the unoptimized program's time a run must go on for before a time limit
+/// stopping it says it does not end.
+pub const HANG_EVIDENCE_RATIO: f64 = 3.0;
 
 /// The first call of a generated driver that the checks of the optimized run stopped
 /// (poison observed, undefined behaviour) and the unoptimized run did not.

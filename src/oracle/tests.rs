@@ -118,7 +118,12 @@ fn wrong_code_signatures_say_how_the_execution_differs() {
     assert_eq!(signature(executed(ExecStatus::Exited(0), "41\n")), "output differs");
     assert_eq!(signature(executed(ExecStatus::Exited(1), "42\n")), "exit code 1");
     assert_eq!(signature(executed(ExecStatus::Signal(libc::SIGFPE), "")), "program killed by SIGFPE");
-    assert_eq!(signature(executed(ExecStatus::Timeout, "42\n")), "program does not end");
+    let mut stopped = executed(ExecStatus::Timeout, "42\n");
+    stopped.execution.as_mut().unwrap().millis = 10_000.0;
+    assert_eq!(signature(stopped.clone()), "program does not end");
+    // Stopped at twice the unoptimized program's time: no verdict.
+    stopped.execution.as_mut().unwrap().millis = 2.0;
+    assert_eq!(observe(&stopped, Some(&reference)), Observation::Clean);
     assert_eq!(signature(executed(ExecStatus::Oom, "")), "program out of memory");
     let codegen = fails(observe(&executed(ExecStatus::CodegenError("LLVM ERROR: 12 bad".into()), ""), None));
     assert_eq!((codegen.kind, codegen.signature.as_str()), (FailureKind::Codegen, "LLVM ERROR: N bad"));
