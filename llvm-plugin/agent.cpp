@@ -700,9 +700,11 @@ struct Agent {
   // Returns only with the reason it could not run `main`.
   std::string execute(bool TrackPoison) {
     // As src/sandbox/child.rs: the program's own functions, not the driver's, and not
-    // when they carry the unoptimized run's checks already.
+    // when they carry the unoptimized run's checks already; a driver of an earlier ctos,
+    // whose runtime hands results over in one value for all lanes, runs untracked.
     Function *Runtime = Driver ? Driver->getFunction("__ctos.poison") : nullptr;
-    if (TrackPoison && Runtime && !Runtime->isDeclaration() && !M.getFunction("__ctos.ub") &&
+    if (TrackPoison && Runtime && !Runtime->isDeclaration() && Driver->getNamedGlobal("__ctos.ret_lanes") &&
+        !M.getFunction("__ctos.ub") &&
         !M.getFunction("__ctos.poison")) {
       ctos_track_poison(wrap(&M));
       if (verifyModule(M, &errs()))

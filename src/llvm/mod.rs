@@ -28,6 +28,7 @@ pub use process::{
     option_name, override_symbol, parse_counter_counts, parse_llvm_args, reset_debug_counters, FatalHandler,
     SavedOptions,
 };
+pub use ub::TRACKING_RUNTIME;
 
 /// (major, minor, patch) of the LLVM linked into this binary.
 pub fn version() -> (u32, u32, u32) {

@@ -441,8 +441,12 @@ impl IrModule {
     }
 
     /// Whether the driver defines function `name`.
+    /// Whether the driver defines a function or a global of this name.
     pub fn driver_defines(&self, name: &str) -> bool {
-        self.driver.as_ref().is_some_and(|d| d.get_function(name).is_some_and(|f| f.count_basic_blocks() > 0))
+        self.driver.as_ref().is_some_and(|d| {
+            d.get_function(name).is_some_and(|f| f.count_basic_blocks() > 0)
+                || d.get_global(name).is_some_and(|g| g.get_initializer().is_some())
+        })
     }
 
     pub fn has_main(&self) -> bool {

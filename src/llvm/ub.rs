@@ -11,6 +11,11 @@ extern "C" {
     fn ctos_track_poison(module: inkwell::llvm_sys::prelude::LLVMModuleRef) -> u32;
 }
 
+/// What only a driver whose runtime this tracker's code can use defines (results' shadows
+/// lane by lane): a bug folder's driver written by an earlier ctos runs untracked, since
+/// the instrumented code would write past its runtime's tables.
+pub const TRACKING_RUNTIME: &str = "__ctos.ret_lanes";
+
 impl IrModule {
     /// A copy of the module in its own context, for the same target, without its driver.
     pub fn copy_without_driver(&self) -> Result<IrModule, LoadError> {
@@ -57,7 +62,7 @@ impl IrModule {
         if self.has_checks() {
             return Ok(false);
         }
-        if self.driver_defines("__ctos.poison") {
+        if self.driver_defines(TRACKING_RUNTIME) {
             self.track_poison()?;
             return Ok(true);
         }

@@ -475,7 +475,7 @@ fn checked_run(pool: &mut Pool, module: &IrModule, fill: u8, checks: Checks) -> 
     };
     let mut checked = match checks {
         Checks::EveryRule => module.instrumented_for_ub()?.0,
-        Checks::PoisonObserved(_) if module.driver_defines("__ctos.poison") => {
+        Checks::PoisonObserved(_) if module.driver_defines(crate::llvm::TRACKING_RUNTIME) => {
             let mut copy = module.copy_without_driver()?;
             copy.track_poison()?;
             copy

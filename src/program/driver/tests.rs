@@ -485,3 +485,19 @@ exit:
     assert!(poison_lines(&out).is_empty(), "{out}");
     assert_eq!(out, reference);
 }
+
+/// A bug folder keeps the driver an earlier ctos wrote, with that ctos's runtime: code
+/// tracked today would write past its tables, so such a program runs untracked.
+#[test]
+fn a_driver_whose_runtime_predates_the_tracker_runs_untracked() {
+    let (driver, _) = driver_for(GUARDED_CTTZ);
+    let tracked = |text: &str| {
+        let mut m = module(GUARDED_CTTZ);
+        m.set_driver_bytes(text.as_bytes(), "driver.ll").unwrap();
+        m.track_poison_for_run(false).unwrap()
+    };
+    assert!(tracked(&driver.text));
+    let earlier: String =
+        driver.text.lines().filter(|l| !l.contains("@__ctos.ret_lanes")).map(|l| format!("{l}\n")).collect();
+    assert!(earlier.len() < driver.text.len() && !tracked(&earlier));
+}
