@@ -753,7 +753,13 @@ fn isolate_reproduced(
     clock.lap("culprit");
 
     let mut transformation = None;
-    if let Some(c) = &culprit {
+    // Each run of a hang or a memory blow-up burns its limit, and a counter bisection is
+    // tens of runs: the time budget is the search's.
+    let exhausts = matches!(oracle.expected.kind, FailureKind::Timeout | FailureKind::Oom);
+    if exhausts && culprit.is_some() {
+        notes.push("no transformation named: each run of this failure takes its whole limit".into());
+    }
+    if let Some(c) = culprit.as_ref().filter(|_| !exhausts) {
         progress.phase("bisecting the culprit's debug counters");
         match find_transformation(runner, oracle, c)? {
             Ok(t) => transformation = Some(t),
