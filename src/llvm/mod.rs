@@ -24,7 +24,7 @@ pub use module::{
 pub use mutation::{ir_site_count, ir_text_of, mutate_ir, ConstChange, IrEdit, IrFlag, IrMutation, UnaryWrap};
 pub use poison_runtime::shadow_runtime;
 pub use process::{
-    buffer_llvm_errors, debug_counter_counts, flush_llvm_errors, install_fatal_error_handler, limits_debug_counters,
+    buffer_llvm_errors, debug_counter_counts, debug_counter_limits, flush_llvm_errors, install_fatal_error_handler,
     option_name, override_symbol, parse_counter_counts, parse_llvm_args, reset_debug_counters, FatalHandler,
     SavedOptions,
 };

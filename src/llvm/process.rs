@@ -130,9 +130,10 @@ pub fn reset_debug_counters(count: bool, release: bool) -> bool {
     unsafe { ctos_counters_reset(count, release) }
 }
 
-/// Whether `args` limit a debug counter (`-debug-counter=…`): a worker releases it after.
-pub fn limits_debug_counters(args: &[String]) -> bool {
-    args.iter().any(|a| option_name(a) == "debug-counter")
+/// The arguments of `args` that limit debug counters (`-debug-counter=…`): a worker
+/// releases a job's after it, and sets the pool's again.
+pub fn debug_counter_limits(args: &[String]) -> Vec<String> {
+    args.iter().filter(|a| option_name(a) == "debug-counter").cloned().collect()
 }
 
 /// Each debug counter's steps since the last reset (those counting, others at 0), as

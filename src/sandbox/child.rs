@@ -357,11 +357,9 @@ fn run_worker_job(
         false => send(wire::ARGS_REJECTED, b""),
     }
     // The pool's own limits (a worker parsed them when it started) hold again after a job's.
-    if llvm::limits_debug_counters(&job.llvm_args) {
+    if !llvm::debug_counter_limits(&job.llvm_args).is_empty() {
         llvm::reset_debug_counters(false, true);
-        let limits: Vec<String> =
-            pool_args.iter().filter(|a| llvm::option_name(a) == "debug-counter").cloned().collect();
-        if !llvm::parse_llvm_args(&limits) {
+        if !llvm::parse_llvm_args(&llvm::debug_counter_limits(pool_args)) {
             return false;
         }
     }
