@@ -13,7 +13,8 @@
 //! Symbol names identify the member in all but two cases, both marked `shared` here and
 //! left out of file attribution: weak (COMDAT) code defined by several members (templates,
 //! inline header code — the map would credit it to whichever copy the linker kept) and the
-//! 115 local names that several members define.
+//! 115 local names that several members define, marked apart: each copy of those is its
+//! own member's, and the code the linker laid out around it tells which.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -23,6 +24,9 @@ use object::read::archive::ArchiveFile;
 use object::{Object, ObjectSymbol, SymbolKind};
 
 const SHARED: u32 = u32::MAX;
+/// A local name several members define: each copy is its own member's, which only the
+/// code around it can tell (`src/coverage/attribution.rs`).
+const LOCAL_IN_SEVERAL: u32 = u32::MAX - 1;
 
 const TARGET_SUFFIXES: &[(&str, &str)] = &[
     ("CodeGen", ""),
@@ -103,14 +107,18 @@ fn write_object_table(libdir: &Path) {
 
     let mut files: Vec<String> = Vec::new();
     let mut file_ids: HashMap<String, u32> = HashMap::new();
-    let mut owner: HashMap<u64, u32> = HashMap::new();
+    // hash -> (member, whether every definition is local)
+    let mut owner: HashMap<u64, (u32, bool)> = HashMap::new();
     for archive in &archives {
         let lib = archive.file_stem().unwrap().to_string_lossy().trim_start_matches("libLLVM").to_string();
         let dir = library_dir(&lib, &known);
         scan_archive(archive, &dir, &mut files, &mut file_ids, &mut owner);
     }
 
-    let mut entries: Vec<(u64, u32)> = owner.into_iter().collect();
+    let mut entries: Vec<(u64, u32)> = owner
+        .into_iter()
+        .map(|(hash, (id, all_local))| (hash, if id == SHARED && all_local { LOCAL_IN_SEVERAL } else { id }))
+        .collect();
     entries.sort_unstable();
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("llvm_objects.bin");
     let mut w = std::io::BufWriter::new(std::fs::File::create(&out).unwrap());
@@ -203,7 +211,7 @@ fn scan_archive(
     dir: &str,
     files: &mut Vec<String>,
     file_ids: &mut HashMap<String, u32>,
-    owner: &mut HashMap<u64, u32>,
+    owner: &mut HashMap<u64, (u32, bool)>,
 ) {
     let data = std::fs::read(path).unwrap();
     let archive = ArchiveFile::parse(&*data).unwrap();
@@ -223,14 +231,16 @@ fn scan_archive(
             }
             let Ok(sym_name) = symbol.name() else { continue };
             let hash = xxhash_rust::xxh3::xxh3_64(sym_name.as_bytes());
+            let local = symbol.is_local();
             owner
                 .entry(hash)
-                .and_modify(|v| {
+                .and_modify(|(v, all_local)| {
+                    *all_local &= local;
                     if *v != id {
                         *v = SHARED
                     }
                 })
-                .or_insert(id);
+                .or_insert((id, local));
         }
     }
 }

@@ -90,10 +90,10 @@ pub struct LimitArgs {
     /// Time code generation plus running main may take.
     #[arg(long, value_name = "TIME", default_value = "10", value_parser = parse_duration, allow_hyphen_values = true)]
     pub exec_timeout: Duration,
-    /// Memory cap per child, in MiB (then: oom).
+    /// Memory cap per child, in MiB, from 64 to 1048576 (then: oom).
     #[arg(long, value_name = "MIB", default_value_t = 4096, value_parser = memory_mib)]
     pub memory: u64,
-    /// Children running at once [default: number of CPUs].
+    /// Children running at once, from 1 to 1024 [default: number of CPUs].
     #[arg(short = 'j', long, value_name = "N", value_parser = jobs)]
     pub jobs: Option<usize>,
 }

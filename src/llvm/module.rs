@@ -216,7 +216,7 @@ pub fn opt_driver_flag_refusal(arg: &str) -> Option<String> {
             "ctos keeps the optimized IR itself (ctos run --emit-ir DIR writes it)"
         }
         "verify-each" | "disable-verify" => {
-            "ctos verifies as its oracle needs (ctos run --verify-each changed|every|off)"
+            "ctos verifies as its oracle needs (ctos run --verify-each=changed|every|off)"
         }
         "load-pass-plugin" | "load" => "run that LLVM's opt with --opt PATH",
         "debug-pass-manager" | "print-pipeline-passes" | "print-passes" => {

@@ -23,6 +23,9 @@ struct Meta {
     llvm_versions_reproducing: Vec<String>,
     #[serde(default)]
     fix_files: Vec<String>,
+    /// Per fix file, the functions the fix commit's hunks changed.
+    #[serde(default)]
+    bug_location_funcname: Option<std::collections::BTreeMap<String, Vec<String>>>,
 }
 
 #[derive(Debug, Clone)]
@@ -44,6 +47,9 @@ pub struct BenchBug {
     /// LLVM options, target flags included (`-mtriple=… -slp-threshold=-50`).
     pub llvm_args: Vec<String>,
     pub fix_files: Vec<String>,
+    /// Per fix file, the functions its fix changed, as the fix commit's hunk headers name
+    /// them (`ScalarEvolution::howFarToZero`); empty when the bench does not say.
+    pub fix_functions: Vec<(String, Vec<String>)>,
     pub versions: Vec<u32>,
     pub oracle: OracleMode,
     pub pattern: Option<String>,
@@ -140,6 +146,7 @@ impl BenchBug {
             driver: Some(dir.join("driver.ll")).filter(|d| d.exists()),
             llvm_args: extra.split_whitespace().map(str::to_string).collect(),
             fix_files: meta.fix_files,
+            fix_functions: meta.bug_location_funcname.unwrap_or_default().into_iter().collect(),
             versions: meta.llvm_versions_reproducing.iter().filter_map(|v| v.parse().ok()).collect(),
             oracle,
             pattern,
@@ -202,6 +209,7 @@ impl BenchBug {
             driver: Some(dir.join("driver.ll")).filter(|d| d.is_file()),
             llvm_args,
             fix_files: Vec::new(),
+            fix_functions: Vec::new(),
             versions: major.into_iter().collect(),
             oracle,
             pattern: None,

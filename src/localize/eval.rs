@@ -4,6 +4,8 @@ use anyhow::{Context as _, Result};
 use serde::Serialize;
 
 use super::bug_folder::BenchBug;
+pub use super::eval_classes::{FixClass, TopN};
+use super::function_eval::{function_ranks, summarize_functions, BugFunctions, FunctionRanks, FunctionSummary};
 use super::isolate::{isolate, Inapplicable, IsolateOptions, Isolation, Progress};
 use super::sbfl::{metrics, Metrics};
 use super::sequence_search::Strategy;
@@ -42,59 +44,8 @@ pub struct Attempt {
     pub unattributed: Option<String>,
     /// Whether a fix file is one of the culprit pass's files.
     pub fix_class: FixClass,
-}
-
-/// Where a bug's fix is, against the culprit pass the isolation named: the two classes on
-/// which rankings fail differently.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FixClass {
-    /// In the culprit pass's files: its `run` method's, or one defining its classes' members.
-    InCulprit,
-    /// Elsewhere: an analysis, a utility or helper it calls, a pass that ran before it.
-    Elsewhere,
-}
-
-impl FixClass {
-    pub const ALL: [FixClass; 2] = [FixClass::InCulprit, FixClass::Elsewhere];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            FixClass::InCulprit => "in-culprit",
-            FixClass::Elsewhere => "elsewhere",
-        }
-    }
-
-    fn of(fix_files: &[String], isolation: &Isolation) -> FixClass {
-        let culprits = isolation.ranking.iter().filter(|r| r.evidence.culprit).map(|r| r.path.as_str());
-        let mut culprit_files: Vec<&str> = culprits.chain(isolation.culprit_file.as_deref()).collect();
-        culprit_files.dedup();
-        match fix_files.iter().any(|f| culprit_files.contains(&f.as_str())) {
-            true => FixClass::InCulprit,
-            false => FixClass::Elsewhere,
-        }
-    }
-}
-
-/// Top-1/3/5 of one ranking over the bugs of one class.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct TopN {
-    pub bugs: usize,
-    pub top1: usize,
-    pub top3: usize,
-    pub top5: usize,
-}
-
-impl TopN {
-    fn of(best_ranks: impl Iterator<Item = Option<usize>>) -> TopN {
-        let mut t = TopN::default();
-        for best in best_ranks {
-            t.bugs += 1;
-            let within = |n: usize| usize::from(best.is_some_and(|r| r <= n));
-            (t.top1, t.top3, t.top5) = (t.top1 + within(1), t.top3 + within(3), t.top5 + within(5));
-        }
-        t
-    }
+    /// Where the fix functions rank, when the bench names them.
+    pub functions: Option<FunctionRanks>,
 }
 
 /// One class's bugs under the ranking, the spectrum alone and the culprit-file baseline.
@@ -202,6 +153,8 @@ pub struct StrategySummary {
     pub errors: usize,
     /// The same ranks split by where the fix is, against the culprit pass.
     pub by_class: Vec<ClassSummary>,
+    /// The fix functions' ranks, of the bugs that name them.
+    pub functions: Option<FunctionSummary>,
 }
 
 pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
@@ -238,7 +191,15 @@ pub fn summarize(strategy: Strategy, results: &[BugResult]) -> StrategySummary {
         skipped: count(|o| matches!(o, BugOutcome::Skipped { .. })),
         errors: count(|o| matches!(o, BugOutcome::Error { .. })),
         by_class: FixClass::ALL.iter().map(|&class| summarize_class(class, &mine)).collect(),
+        functions: summarize_functions(mine.iter().filter_map(|r| bug_functions(r)).collect()),
     }
+}
+
+/// A bug's function ranks over its isolations, when the bench names its fix functions.
+fn bug_functions(result: &BugResult) -> Option<BugFunctions> {
+    let BugOutcome::Ranked { attempts } = &result.outcome else { return None };
+    let ranks: Vec<&FunctionRanks> = attempts.iter().filter_map(|a| a.functions.as_ref()).collect();
+    (!ranks.is_empty()).then(|| BugFunctions::median(&result.bug, attempts[0].fix_class, &ranks))
 }
 
 /// A bug's class is its first isolation's; its rank under each ranking the best median
@@ -257,6 +218,17 @@ fn summarize_class(class: FixClass, results: &[&BugResult]) -> ClassSummary {
         ranking: best(BugResult::median_ranks),
         spectrum_only: best(BugResult::median_spectrum_ranks),
         culprit_file_baseline: best(BugResult::median_baseline_ranks),
+    }
+}
+
+/// The class of a bug whose fix changed `fix_files`, against the culprit `isolation` named.
+fn fix_class_of(fix_files: &[String], isolation: &Isolation) -> FixClass {
+    let culprits = isolation.ranking.iter().filter(|r| r.evidence.culprit).map(|r| r.path.as_str());
+    let mut culprit_files: Vec<&str> = culprits.chain(isolation.culprit_file.as_deref()).collect();
+    culprit_files.dedup();
+    match fix_files.iter().any(|f| culprit_files.contains(&f.as_str())) {
+        true => FixClass::InCulprit,
+        false => FixClass::Elsewhere,
     }
 }
 
@@ -303,6 +275,8 @@ fn keep_ranking(
         "culprit_file": isolation.culprit_file,
         "stats": isolation.stats,
         "ranking": isolation.ranking,
+        "fix_functions": bug.fix_functions,
+        "functions": isolation.function_evidence,
     });
     let path = dir.join(format!("{}-{}-{seed}.json", bug.id, strategy.name()));
     std::fs::write(&path, serde_json::to_vec_pretty(&record)?)
@@ -367,7 +341,8 @@ fn attempts(bug: &BenchBug, strategy: Strategy, setup: &EvalSetup, progress: &mu
             passing: isolation.stats.passing,
             seconds: isolation.seconds_total,
             search_seconds: isolation.stats.seconds,
-            fix_class: FixClass::of(&bug.fix_files, &isolation),
+            fix_class: fix_class_of(&bug.fix_files, &isolation),
+            functions: function_ranks(&isolation, &bug.fix_functions),
             reduced: isolation.reduced,
             unattributed: isolation.unattributed,
         });

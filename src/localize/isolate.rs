@@ -13,17 +13,20 @@ use super::configs::ConfigSpace;
 use super::culprit::{find_culprit, Culprit, CulpritMethod};
 use super::evidence::FailingEvidence;
 use super::files::FileFilter;
+use super::functions::{
+    function_evidence, rank_functions, step_functions, FunctionEvidence, FunctionRank, FunctionRule,
+};
 use super::ga::{GaParams, GeneTable};
 use super::history::SearchHistory;
-use super::rank::{culprit_files, rank, stack_evidence, DirectEvidence, FileRank};
+use super::rank::{culprit_files, rank, DirectEvidence, FileRank};
 use super::record::{Budget, RecordSettings, Recorder, SearchStats, Witness};
 use super::runner::Runner;
 use super::sbfl::{Aggregate, Formula};
 use super::sequence_search::{hang_limit_after, search, SearchSetup, Strategy};
 use super::similarity::SimilarityFormula;
-use super::transformation::{find_transformation, Transformation};
+use super::transformation::{find_transformation, step_traces, Transformation};
 use super::witness_programs::{search_programs, Evaluator, Guidance, ProgramInput, ProgramSearch};
-use crate::coverage::{self, Coverage, Granularity, Spectrum};
+use crate::coverage::{self, Coverage, Granularity, Sites, Spectrum};
 use crate::llvm::{print_pipeline_passes, IrModule};
 use crate::oracle::{observe, Failure, FailureKind, Observation, Oracle, ScriptOracle, Verdict};
 use crate::program::{reference_execution, Screen};
@@ -96,7 +99,7 @@ pub struct IsolateOptions {
     pub trace: TraceScope,
     /// Mix configurations of the culprit pass into sequence searches.
     pub configs: bool,
-    /// Count a crash's stack as evidence (see [`super::rank::stack_evidence`]).
+    /// Count a crash's stack as evidence (see [`DirectEvidence::new`]).
     pub stack: bool,
     pub formula: Formula,
     pub aggregate: Aggregate,
@@ -197,6 +200,13 @@ pub struct Isolation {
     /// Printed as records of their own (`file`, `witness`), not in the summary.
     #[serde(skip)]
     pub ranking: Vec<FileRank>,
+    /// Functions of the ranked files in one list, by [`FunctionRule::DEFAULT`] (printed
+    /// as `function` records).
+    #[serde(skip)]
+    pub functions: Vec<FunctionRank>,
+    /// Every covered function's evidence, for `locseq eval` to judge other rules on.
+    #[serde(skip)]
+    pub function_evidence: Vec<FunctionEvidence>,
     #[serde(skip)]
     pub witnesses: Vec<Witness>,
     pub stats: SearchStats,
@@ -569,11 +579,13 @@ fn record_failing_trace(
     runner: &mut Runner,
     oracle: &Oracle,
     culprit: Option<&Culprit>,
+    transformation: Option<&Transformation>,
     reduced: &str,
     opts: &IsolateOptions,
     notes: &mut Vec<String>,
 ) -> Result<FailingTrace> {
-    let coverage = Coverage::arm_for(runner.pool, opts.granularity)?;
+    let triple = runner.module.triple();
+    let coverage = Coverage::arm_for(runner.pool, opts.granularity, Some(&triple))?;
     let sites = coverage.sites;
     let filter = FileFilter::new(sites, &opts.file_prefixes, opts.cpp_only);
     let culprit_file = culprit.and_then(|c| c.class.as_deref()).and_then(|c| sites.attribution.file_of_pass(c));
@@ -612,17 +624,44 @@ fn record_failing_trace(
         notes.push(hang_stack_note(run.crash.as_ref()));
     }
     let stack = match (&run.crash, opts.stack) {
-        (Some(crash), true) => stack_evidence(&crash.stack, sites, &spectrum),
-        _ => Vec::new(),
+        (Some(crash), true) => crash.stack.as_slice(),
+        _ => &[],
     };
     let class = culprit.and_then(|c| c.class.as_deref());
-    let direct =
-        DirectEvidence { culprit_files: culprit_files(class, culprit_file.as_deref(), &spectrum, sites), stack };
+    let culprits = culprit_files(class, culprit_file.as_deref(), &spectrum, sites);
+    let mut direct = DirectEvidence::new(culprits, stack, sites, &spectrum);
+    direct.wrong_output = oracle.expected.kind == FailureKind::WrongCode;
+    if let Some(t) = transformation {
+        let focus = focus.map(Culprit::focus_here);
+        direct.step = step_elements(runner, oracle, t, focus, sites, &filter, opts.cut_error_reporting)?;
+        if direct.step.is_none() {
+            notes.push(format!("no coverage of {t} alone: its run and the one a step short did not end as before"));
+        }
+    }
     // From here on only the sites that can change what the searches compute stay armed.
     let every_element = opts.similarity == SimilarityFormula::Jaccard;
     let counted = filter.sites_that_count(sites, &spectrum, every_element, opts.cut_error_reporting);
     coverage.narrow_for(runner.pool, |s| counted[s as usize])?;
     Ok(FailingTrace { coverage, filter, spectrum, direct, culprit_file, focused: focus.is_some() })
+}
+
+/// Functions of the failing step's code a report names.
+const STEP_FUNCTIONS: usize = 5;
+
+/// The restricted elements of the step's run that the run one step short did not cover.
+fn step_elements(
+    runner: &mut Runner,
+    oracle: &Oracle,
+    t: &Transformation,
+    focus: Option<crate::sandbox::Focus>,
+    sites: &Sites,
+    filter: &FileFilter,
+    cut_error_reporting: bool,
+) -> Result<Option<Vec<u32>>> {
+    let Some((with, without)) = step_traces(runner, oracle, t, focus)? else { return Ok(None) };
+    let with = filter.restrict(&Spectrum::from_failing_trace(&with, sites, cut_error_reporting), sites);
+    let without = filter.restrict(&Spectrum::from_trace(&without, sites), sites);
+    Ok(Some(with.elements.into_iter().filter(|e| without.elements.binary_search(e).is_err()).collect()))
 }
 
 /// `program` is the failing program as written (C or IR): the witness-program strategies
@@ -769,7 +808,8 @@ fn isolate_reproduced(
     }
 
     progress.phase("recording the failing run's coverage");
-    let trace = record_failing_trace(runner, oracle, culprit.as_ref(), &reduced, opts, &mut notes)?;
+    let trace =
+        record_failing_trace(runner, oracle, culprit.as_ref(), transformation.as_ref(), &reduced, opts, &mut notes)?;
     clock.lap("failing-trace");
 
     let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
@@ -792,7 +832,17 @@ fn isolate_reproduced(
     clock.lap("search");
 
     let sites = trace.coverage.sites;
-    let ranking = rank(&result.evidence, sites, opts.formula, opts.aggregate, &trace.direct);
+    let mut ranking = rank(&result.evidence, sites, opts.formula, opts.aggregate, &trace.direct);
+    let function_evidence = function_evidence(&result.evidence, sites, opts.formula, &ranking, &trace.direct);
+    let functions = rank_functions(&function_evidence, FunctionRule::DEFAULT);
+    if let Some(t) = transformation.as_mut() {
+        let ran = step_functions(&function_evidence).into_iter().take(STEP_FUNCTIONS);
+        t.code = ran.map(|f| (f.name.clone(), f.in_step.unwrap_or(0))).collect();
+    }
+    for file in &mut ranking {
+        let of_file = functions.iter().filter(|f| f.evidence.file == file.path);
+        file.top_functions = of_file.take(3).map(|f| f.evidence.name.clone()).collect();
+    }
     history.finish(&result.stats);
     result.evidence.snapshot();
     history.follow_scores(&result.evidence, &ranking, sites, opts.formula, opts.aggregate, &trace.direct);
@@ -815,6 +865,8 @@ fn isolate_reproduced(
         failing_files: trace.spectrum.files.len(),
         passing_evidence: result.evidence.passing,
         ranking,
+        functions,
+        function_evidence,
         witnesses,
         stats: result.stats,
         history,

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use super::functions::FunctionRule;
 use super::isolate::Isolation;
 use super::record::Witness;
 use crate::html::charts::{line_chart, log_line_chart, Series};
@@ -23,6 +24,7 @@ pub fn write_isolation_page(i: &Isolation, settings: &[(&str, String)], top: usi
     failure(&mut page, i, settings);
     search(&mut page, i)?;
     ranking(&mut page, i, top);
+    functions(&mut page, i, top);
     witnesses(&mut page, i);
     page.write(&title, out)
 }
@@ -56,6 +58,9 @@ fn failure(page: &mut Page, i: &Isolation, settings: &[(&str, String)]) {
     if let Some(t) = i.transformation.as_ref().filter(|t| !t.change().is_empty()) {
         page.paragraph("What the step changed (value numbers may differ):");
         page.preformatted(&t.change().join("\n"));
+    }
+    if let Some(code) = i.transformation.as_ref().and_then(|t| t.code_line()) {
+        page.paragraph(&format!("Code the step ran and the run one step short did not (elements): {code}"));
     }
 }
 
@@ -154,6 +159,26 @@ fn ranking(page: &mut Page, i: &Isolation, top: usize) {
     if i.ranking.len() > top {
         page.paragraph(&format!("{} more files (--top N shows more).", i.ranking.len() - top));
     }
+}
+
+fn functions(page: &mut Page, i: &Isolation, top: usize) {
+    page.heading("Ranked functions");
+    let rows: Vec<Vec<Cell>> = i
+        .functions
+        .iter()
+        .take(top)
+        .map(|f| {
+            let e = &f.evidence;
+            vec![
+                Cell::Num(f.rank.to_string()),
+                Cell::Html(code_abbreviated(&e.name, 90)),
+                Cell::Text(format!("{} (file rank {})", e.file, e.file_rank)),
+                Cell::Text(e.describe()),
+            ]
+        })
+        .collect();
+    page.table("functions", &["rank", "function", "file", "evidence"], &rows);
+    page.paragraph(&format!("One list across files: {}.", FunctionRule::DEFAULT.explain()));
 }
 
 fn witnesses(page: &mut Page, i: &Isolation) {

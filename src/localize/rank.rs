@@ -1,4 +1,4 @@
-//! From evidence to ranked LLVM source files, with the functions that score highest.
+//! From evidence to ranked LLVM source files.
 
 use std::collections::HashMap;
 
@@ -20,7 +20,7 @@ pub struct FileRank {
     pub elements: usize,
     /// What the ranking knows of this file, each kind of evidence apart.
     pub evidence: FileEvidence,
-    /// Best-scoring functions of the file, best first.
+    /// The file's first functions in the function ranking (see [`super::functions`]).
     pub top_functions: Vec<String>,
 }
 
@@ -32,9 +32,10 @@ pub const FAILURE_SPECIFIC: f64 = 0.05;
 /// ranks with them: a helper the pass drives (chosen by leave-one-out, see the README).
 pub const HELPER_FACTOR: usize = 3;
 
-/// When the culprit's files hold no failure-specific code, another file's spectrum score
-/// must be this many times the next one's to rank before them (leave-one-out, README).
-pub const STANDS_OUT: f64 = 2.0;
+/// When the culprit's files hold no failure-specific code and the failure is wrong output,
+/// another file's spectrum score must be this many times the next one's to rank before
+/// them (leave-one-out, README).
+pub const STANDS_OUT: f64 = 3.0;
 
 /// Which evidence put a file where it is (the rule is [`rank`]'s).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -99,7 +100,7 @@ impl FileEvidence {
     pub fn parts(&self) -> Vec<String> {
         let mut parts = vec![match self.placed {
             Placed::Culprit if self.failure_specific == 0 => {
-                "culprit (no failure-specific code, and no other file stands out)".to_string()
+                "culprit (no failure-specific code, and no other file's evidence outweighs it)".to_string()
             }
             Placed::Culprit => "culprit".to_string(),
             Placed::Helper => "helper of the culprit".to_string(),
@@ -171,15 +172,40 @@ pub fn culprit_files(class: Option<&str>, run_file: Option<&str>, failing: &Spec
 pub struct DirectEvidence {
     /// The culprit pass's files (see [`culprit_files`]).
     pub culprit_files: Vec<u32>,
-    /// (file, depth) per file on a crash's stack, as [`stack_evidence`] gives them.
+    /// (file, depth) per file on a crash's stack, as [`stack_frames`] gives them.
     pub stack: Vec<(u32, usize)>,
+    /// (function, depth) per function on it, likewise.
+    pub stack_functions: Vec<(u32, usize)>,
+    /// Whether the failure is wrong output (rather than a crash or broken IR): an
+    /// analysis's wrong answer that the culprit trusted can be its fault.
+    pub wrong_output: bool,
+    /// The elements the culprit's failing transformation ran and the run one step short
+    /// did not (sorted), when a debug counter named the step.
+    pub step: Option<Vec<u32>>,
 }
 
-/// What a crash's stack says: each file of the failing trace on it, with d the depth of
-/// its innermost frame among those files' frames (0: the function that crashed). Files the
-/// trace does not cover (the pass manager above a focused pass) say nothing.
-pub fn stack_evidence(stack: &[u64], sites: &Sites, failing: &Spectrum) -> Vec<(u32, usize)> {
-    let mut out: Vec<(u32, usize)> = Vec::new();
+impl DirectEvidence {
+    /// The culprit's files, and what a failure's `stack` (return addresses, innermost
+    /// first) says of files and functions.
+    pub fn new(culprit_files: Vec<u32>, stack: &[u64], sites: &Sites, failing: &Spectrum) -> DirectEvidence {
+        let frames = stack_frames(stack, sites, failing);
+        let mut files: Vec<(u32, usize)> = Vec::new();
+        for &(_, file, depth) in &frames {
+            if !files.iter().any(|&(f, _)| f == file) {
+                files.push((file, depth));
+            }
+        }
+        let functions = frames.iter().map(|&(function, _, depth)| (function, depth)).collect();
+        DirectEvidence { culprit_files, stack: files, stack_functions: functions, ..DirectEvidence::default() }
+    }
+}
+
+/// What a crash's stack says: each function of the failing trace's files on it, with its
+/// file and d the depth of its innermost frame among those functions' frames (0: the
+/// function that crashed). Files the trace does not cover (the pass manager above a focused
+/// pass) say nothing.
+fn stack_frames(stack: &[u64], sites: &Sites, failing: &Spectrum) -> Vec<(u32, u32, usize)> {
+    let mut out: Vec<(u32, u32, usize)> = Vec::new();
     let mut last_function = None;
     let mut depth = 0;
     for (i, &addr) in stack.iter().enumerate() {
@@ -193,8 +219,8 @@ pub fn stack_evidence(stack: &[u64], sites: &Sites, failing: &Spectrum) -> Vec<(
             continue;
         }
         last_function = Some(function);
-        if !out.iter().any(|&(f, _)| f == file) {
-            out.push((file, depth));
+        if !out.iter().any(|&(g, _, _)| g == function as u32) {
+            out.push((function as u32, file, depth));
         }
         depth += 1;
     }
@@ -206,18 +232,22 @@ pub fn stack_evidence(stack: &[u64], sites: &Sites, failing: &Spectrum) -> Vec<(
 /// code (code the failing run executed and at most one bug-free run in twenty did), with
 /// any transform file holding [`HELPER_FACTOR`] times their failure-specific code; when
 /// they hold none, the innermost other file on the failure's stack ranks first, then
-/// they do, unless no stack names such a file and another file's spectrum score stands
-/// out ([`STANDS_OUT`] times the next one's). The rest rank by the spectrum: Ochiai over
-/// each file's elements, combined by `aggregate`, plus `1/(1+d)` when it is d frames deep
-/// on a crash's (or a hang's) stack.
+/// they do, unless no stack names such a file, the failure is wrong output and another
+/// file's spectrum score stands out ([`STANDS_OUT`] times the next one's). The rest rank
+/// by the spectrum: Ochiai over each file's elements, combined by `aggregate`, plus
+/// `1/(1+d)` when it is d frames deep on a crash's (or a hang's) stack.
 ///
 /// Why: the culprit's code is an engineer's first suspect, and the spectrum confirms it when
 /// that code behaved in the failing run as in (almost) no bug-free one. A pass also works
 /// through helpers (loop utilities, the SCEV expander, SimplifyIndVar) that are not named
 /// like it: one whose failure-specific code dwarfs the pass's own is where the behaviour
 /// that differed lives. When nothing of the culprit's is failure-specific, the spectrum's
-/// first file is another suspect only if it clearly leads: a near tie of weak scores is no
-/// reason to pass over the engineer's first suspect. A stack is stronger evidence than
+/// first file is another suspect only if it clearly leads, and only for wrong output: an
+/// analysis's wrong answer that the culprit trusted shows as wrong output, while broken IR
+/// and a crash are the culprit's own doing on the IR (the one development bug of each
+/// kind where the rule fired, 202296's broken IR, lost its fix file to ScalarEvolution.cpp
+/// for it). A near tie of weak scores is no reason to pass over the engineer's first
+/// suspect. A stack is stronger evidence than
 /// either: the run stopped there (a crash, a value destroyed while still used, a hang),
 /// and code that ran as in the bug-free runs can still be what went wrong. IR core and
 /// support code (values, use lists, the dominator tree, the pass manager) runs in every
@@ -245,7 +275,7 @@ pub fn rank(
             }
         }
         Some(0) => {
-            let leads = {
+            let leads = direct.wrong_output && {
                 let mut others = ranking.iter().filter(|f| !f.evidence.culprit && f.evidence.placed != Placed::Core);
                 match (others.next(), others.next()) {
                     (Some(first), Some(second)) => first.score >= STANDS_OUT * second.score,
@@ -333,7 +363,10 @@ fn explain_against_first(ranking: &mut [FileRank]) {
                 mine.failure_specific
             ),
             Placed::Spectrum if first_specific == 0 => {
-                format!("{name} holds no failure-specific code either, and no file's spectrum score stands out")
+                format!(
+                    "{name} holds no failure-specific code either, and no file's spectrum score stands out for a \
+                     failure of this kind"
+                )
             }
             Placed::Spectrum if mine.failure_specific >= first_specific => format!(
                 "more failure-specific code than {name} ({} against {first_specific}), but not a transform file \
@@ -364,16 +397,12 @@ fn rank_by_spectrum(
     let mut per_element: Vec<(u32, f64)> = Vec::new();
     // Per file: failure-only and failure-specific elements.
     let mut counts: HashMap<u32, (usize, usize)> = HashMap::new();
-    // Best score of each function, for naming what to look at inside a file.
-    let mut functions: HashMap<u32, HashMap<u32, f64>> = HashMap::new();
     for (i, (&e, &s)) in evidence.elements.iter().zip(&scores).enumerate() {
         let Some(f) = sites.file(e) else { continue };
         per_element.push((f, s));
         let (o, sp) = counts.entry(f).or_default();
         *o += usize::from(only[i]);
         *sp += usize::from(specific[i]);
-        let best = functions.entry(f).or_default().entry(sites.function[e as usize]).or_insert(s);
-        *best = best.max(s);
     }
     let depth_of = |file: u32| direct.stack.iter().find(|&&(f, _)| f == file).map(|&(_, d)| d);
     let mut ranked = sbfl::rank_files(&per_element, aggregate);
@@ -386,9 +415,6 @@ fn rank_by_spectrum(
     ranked
         .into_iter()
         .map(|r| {
-            let mut top: Vec<(u32, f64)> =
-                functions.get(&r.file).map(|m| m.iter().map(|(&k, &v)| (k, v)).collect()).unwrap_or_default();
-            top.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
             let (failure_only, failure_specific) = counts.get(&r.file).copied().unwrap_or_default();
             FileRank {
                 rank: r.rank,
@@ -404,7 +430,7 @@ fn rank_by_spectrum(
                 path: sites.attribution.files[r.file as usize].clone(),
                 score: r.score,
                 elements: r.elements,
-                top_functions: top.iter().take(3).map(|&(f, _)| sites.attribution.name_of(f as usize)).collect(),
+                top_functions: Vec::new(),
             }
         })
         .collect()
@@ -433,7 +459,9 @@ mod tests {
             0x3001, // f2 (return address just past the call): file 1, depth 1
             0x1001, // f0: file 0 again, already scored at depth 0
         ];
-        assert_eq!(stack_evidence(&stack, &sites, &failing), vec![(0, 0), (1, 1)]);
+        let direct = DirectEvidence::new(Vec::new(), &stack, &sites, &failing);
+        assert_eq!(direct.stack, vec![(0, 0), (1, 1)]);
+        assert_eq!(direct.stack_functions, vec![(1, 0), (2, 1), (0, 2)]);
     }
 
     /// Files named `paths`, file i with `sizes[i]` elements (numbered in file order), the
@@ -450,6 +478,17 @@ mod tests {
         passing: &[&[u32]],
         stack: Vec<(u32, usize)>,
     ) -> Vec<FileRank> {
+        ranked_as(paths, sizes, passing, stack, true)
+    }
+
+    /// As [`ranked_with_stack`], for a failure that is wrong output or not.
+    fn ranked_as(
+        paths: &[&str],
+        sizes: &[usize],
+        passing: &[&[u32]],
+        stack: Vec<(u32, usize)>,
+        wrong_output: bool,
+    ) -> Vec<FileRank> {
         let owners: Vec<Option<u32>> =
             sizes.iter().enumerate().flat_map(|(f, &n)| std::iter::repeat_n(Some(f as u32), n)).collect();
         let mut sites = Sites::synthetic(&owners);
@@ -460,7 +499,7 @@ mod tests {
         for p in passing {
             evidence.add_passing(&Spectrum::from_elements(p.to_vec(), sites));
         }
-        let direct = DirectEvidence { culprit_files: vec![0], stack };
+        let direct = DirectEvidence { culprit_files: vec![0], stack, wrong_output, ..DirectEvidence::default() };
         rank(&evidence, sites, Formula::Ochiai, Aggregate::Sum, &direct)
     }
 
@@ -492,19 +531,27 @@ mod tests {
     }
 
     #[test]
-    fn a_culprit_without_failure_specific_code_stays_first_unless_another_file_stands_out() {
+    fn a_culprit_without_failure_specific_code_stays_first_unless_another_file_stands_out_for_wrong_output() {
         // Every element of the culprit's file ran in a bug-free run; files 1 and 2 score
         // alike: no reason to pass over the first suspect.
         let ranking = ranked_with_passing(&[&[0, 1, 7], &[1]]);
         assert_eq!(order(&ranking), ["file0.cpp", "file1.cpp", "file2.cpp"]);
         assert_eq!(ranking[0].evidence.placed, Placed::Culprit);
-        assert_eq!(ranking[0].evidence.describe(), "culprit (no failure-specific code, and no other file stands out)");
-        // File 1's three elements ran in no bug-free run, file 2's in all four: file 1
-        // stands out (3 against 4/sqrt(5) = 1.34), and the spectrum ranks.
-        let ranking = ranked_with_passing(&[&[0, 1, 5, 6, 7][..]; 4]);
+        assert_eq!(
+            ranking[0].evidence.describe(),
+            "culprit (no failure-specific code, and no other file's evidence outweighs it)"
+        );
+        // File 1's three elements ran in no bug-free run, file 2's in all nine: file 1
+        // stands out (3 against 3/sqrt(10) = 0.95), and for wrong output the spectrum ranks.
+        let passing = [&[0, 1, 5, 6, 7][..]; 9];
+        let ranking = ranked_with_passing(&passing);
         assert_eq!(order(&ranking)[0], "file1.cpp");
         assert!(ranking.iter().all(|f| f.evidence.placed == Placed::Spectrum && f.rank == f.evidence.spectrum_rank));
         assert_eq!(ranking[2].evidence.describe(), "spectrum (a culprit file without failure-specific code)");
+        // Broken IR or a crash is the culprit's own doing: its file stays first.
+        let paths = ["file0.cpp", "file1.cpp", "file2.cpp"];
+        let ranking = ranked_as(&paths, &[2, 3, 3], &passing, Vec::new(), false);
+        assert_eq!((ranking[0].path.as_str(), ranking[0].evidence.placed), ("file0.cpp", Placed::Culprit));
     }
 
     #[test]
@@ -606,6 +653,6 @@ mod tests {
         let sites = sites();
         let failing = Spectrum::from_elements(vec![0, 2], &sites);
         // 0x1100 is one past f0's end: as a return address it is a call at f0's last byte.
-        assert_eq!(stack_evidence(&[0x3000, 0x1100], &sites, &failing), vec![(1, 0), (0, 1)]);
+        assert_eq!(DirectEvidence::new(Vec::new(), &[0x3000, 0x1100], &sites, &failing).stack, vec![(1, 0), (0, 1)]);
     }
 }

@@ -17,7 +17,7 @@ use super::culprit::Culprit;
 use super::runner::Runner;
 use crate::oracle::pass_runs::{first_failing_limit, Attempt};
 use crate::oracle::{Oracle, Verdict};
-use crate::sandbox::{ExecMode, JobSpec};
+use crate::sandbox::{ExecMode, Focus, JobSpec};
 
 /// Past this many lines of optimized IR, what a step changed is not worked out.
 const DIFF_LINES: usize = 20_000;
@@ -47,6 +47,9 @@ pub struct Transformation {
     pub added: Vec<String>,
     /// Other counters of the run whose steps the failure also needs.
     pub also: Vec<String>,
+    /// The functions whose code the step's run ran and the run one step short did not,
+    /// with how many of their elements, most first (filled in once coverage is recorded).
+    pub code: Vec<(String, usize)>,
     pub evaluations: usize,
     pub seconds: f64,
 }
@@ -77,11 +80,45 @@ impl Transformation {
         (self.pipeline.clone(), vec![limit(&self.counter, self.before, self.step)])
     }
 
+    /// The functions the step ran, as a line (`visitShl (12), simplifyShift (3)`).
+    pub fn code_line(&self) -> Option<String> {
+        let names: Vec<String> = self.code.iter().map(|(name, n)| format!("{name} ({n})")).collect();
+        (!names.is_empty()).then(|| names.join(", "))
+    }
+
     /// What the step changed, as a diff's lines.
     pub fn change(&self) -> Vec<String> {
         let removed = self.removed.iter().map(|l| format!("- {l}"));
         removed.chain(self.added.iter().map(|l| format!("+ {l}"))).collect()
     }
+}
+
+/// The traces of the run that stops right after the step and of the one a step short of
+/// it, `focus`ed as the failing trace is: what differs is the code of that one
+/// transformation and what it set off. None when either run ends differently than it did
+/// when the step was found, or records no trace.
+pub(super) fn step_traces(
+    runner: &mut Runner,
+    oracle: &Oracle,
+    t: &Transformation,
+    focus: Option<Focus>,
+) -> Result<Option<(Vec<u32>, Vec<u32>)>> {
+    let job = |arg: String| JobSpec {
+        observe: true,
+        focus: focus.clone(),
+        pass_runs: t.pass_runs,
+        llvm_args: vec![arg],
+        ..runner.job(&t.pipeline)
+    };
+    let (_, short) = t.one_short();
+    let runs = runner.run_all(vec![job(t.llvm_arg.clone()), job(short[0].clone())])?;
+    let fails = oracle.judge(&runs[0], &t.pipeline)? == Verdict::Same;
+    let passes = oracle.judge(&runs[1], &t.pipeline)? == Verdict::Passes;
+    let mut traces = runs.into_iter().map(|r| r.trace.filter(|t| !t.is_empty()));
+    Ok(match (fails && passes, traces.next().flatten(), traces.next().flatten()) {
+        (true, Some(with), Some(without)) => Some((with, without)),
+        _ => None,
+    })
 }
 
 /// The limit that lets `steps` steps of the culprit's run, after `before` outside it, run.
@@ -182,6 +219,7 @@ pub(super) fn find_transformation(
             removed: change.as_ref().map(|c| c.1.clone()).unwrap_or_default(),
             added: change.map(|c| c.2).unwrap_or_default(),
             also: names.iter().filter(|c| *c != counter).cloned().collect(),
+            code: Vec::new(),
             evaluations: runner.tests - tests,
             seconds: started.elapsed().as_secs_f64(),
         }));

@@ -512,3 +512,59 @@ fn a_job_runs_on_the_plain_heap_when_the_strict_heap_shows_nothing_and_each_heap
         "llvm/lib/Transforms/Scalar/SROA.cpp"
     ));
 }
+
+/// Armed for the program's target, a run records that back end's code and the
+/// target-independent code; the other back ends stay unarmed, and armed they record
+/// nothing of such a run either.
+#[test]
+fn arming_for_the_programs_target_leaves_only_the_other_back_ends_out() {
+    let _turn = turn();
+    let ir = "define void @f(ptr %a, ptr %b, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %pa = getelementptr inbounds i32, ptr %a, i64 %i
+  %pb = getelementptr inbounds i32, ptr %b, i64 %i
+  %x = load i32, ptr %pb, align 4
+  %y = mul i32 %x, 3
+  store i32 %y, ptr %pa, align 4
+  %i.next = add nuw i64 %i, 1
+  %done = icmp eq i64 %i.next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+";
+    let pipeline = "function(sroa,instcombine,loop-vectorize,slp-vectorizer)";
+    for (triple, own, other) in
+        [("x86_64-unknown-linux-gnu", "X86", "AArch64"), ("aarch64-unknown-linux-gnu", "AArch64", "X86")]
+    {
+        let target = TargetSpec { triple: Some(triple.into()), ..TargetSpec::default() };
+        let mut module = IrModule::from_bytes(ir.as_bytes(), "loop.ll", &target).unwrap();
+        let mut pool = Pool::new(1, Limits::default(), Vec::new()).unwrap();
+        let mut spectrum_of = |coverage: &Coverage, pool: &mut Pool| {
+            let run = pool.run_one(&mut module, &JobSpec { observe: true, ..JobSpec::optimize(pipeline) }).unwrap();
+            assert_eq!(run.outcome, Outcome::Ok);
+            coverage.spectrum(run.trace.as_deref().unwrap())
+        };
+        let backends = |coverage: &Coverage, spectrum: &Spectrum| -> Vec<String> {
+            let files = &coverage.sites.attribution.files;
+            let mut dirs: Vec<String> = spectrum
+                .file_ids()
+                .filter_map(|f| files[f as usize].strip_prefix("llvm/lib/Target/"))
+                .filter_map(|rest| rest.split_once('/').map(|(dir, _)| dir.to_string()))
+                .collect();
+            dirs.sort();
+            dirs.dedup();
+            dirs
+        };
+        let coverage = Coverage::arm_for(&mut pool, Granularity::Functions, Some(triple)).unwrap();
+        let ours = spectrum_of(&coverage, &mut pool);
+        assert_eq!(backends(&coverage, &ours), [own], "{triple}");
+        assert!(covers(&coverage, &ours, "llvm/lib/Transforms/Vectorize/LoopVectorize.cpp"));
+        let every = Coverage::arm_for(&mut pool, Granularity::Functions, None).unwrap();
+        let all = spectrum_of(&every, &mut pool);
+        assert!(!backends(&every, &all).contains(&other.to_string()), "{triple}: {:?}", backends(&every, &all));
+    }
+}

@@ -11,6 +11,11 @@ fn bug(id: &str, file: &str) -> String {
     path.display().to_string()
 }
 
+/// A bug folder of tests/data/bugs (the format of shared/bench), by its issue number.
+fn data_bug(id: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/bugs").join(id).display().to_string()
+}
+
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("locseq-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -40,8 +45,8 @@ fn records(out: &Out) -> Vec<Value> {
     lines
 }
 
-/// `locseq isolate … --json`, as {begin, isolation: summary with `ranking` and
-/// `witnesses`}; evaluations are capped so runs are repeatable.
+/// `locseq isolate … --json`, as {begin, isolation: summary with `ranking`, `functions`
+/// and `witnesses`}; evaluations are capped so runs are repeatable.
 fn isolate(args: &[&str]) -> Value {
     let mut all = vec!["isolate", "--time", "600", "--json"];
     if !args.contains(&"--max-evals") {
@@ -54,6 +59,7 @@ fn isolate(args: &[&str]) -> Value {
     let of = |kind: &str| Value::from(lines.iter().filter(|l| l["type"] == kind).cloned().collect::<Vec<_>>());
     let mut isolation = lines.last().unwrap().clone();
     isolation["ranking"] = of("file");
+    isolation["functions"] = of("function");
     isolation["witnesses"] = of("witness");
     let mut report = lines[0].clone();
     report["isolation"] = isolation;
@@ -107,6 +113,11 @@ fn a_wrong_code_bug_of_ir_without_main_is_isolated_with_a_generated_driver() {
     assert!(!isolation["ranking"].as_array().unwrap().is_empty(), "{isolation}");
     let driver = std::fs::read_to_string(page.with_extension("driver.ll")).unwrap();
     assert!(driver.contains("@f(i64 0)"), "{driver}");
+    // The page ranks functions too, across files, with each one's file.
+    let html = std::fs::read_to_string(&page).unwrap();
+    let first = &isolation["functions"][0];
+    let file = format!("{} (file rank {})", first["file"].as_str().unwrap(), first["file_rank"]);
+    assert!(html.contains("Ranked functions") && html.contains(&file), "{first}");
 }
 
 #[test]
@@ -328,6 +339,57 @@ mod llvm22 {
         let witnesses = report["isolation"]["witnesses"].as_array().unwrap();
         let short = witnesses.iter().find(|w| w["llvm_args"][0] == "-debug-counter=slp-vectorized=9000000000000000000");
         assert!(short.is_some_and(|w| w["configuration"] == true), "{witnesses:?}");
+    }
+
+    /// InstCombine's counter counts the instructions it visits: the fifth visit of 215453's
+    /// run (tests/data/bugs/215453, a miscompile LLVM 22 ships) folds the select into a
+    /// masked load placed after the store, and the page names the code that visit ran.
+    #[test]
+    fn the_instcombine_visit_after_which_215453_miscompiles_is_named_with_the_load_it_moved() {
+        let folder = data_bug("215453");
+        let report = isolate(&[folder.as_str(), "--max-evals", "40"]);
+        let t = &report["isolation"]["transformation"];
+        assert_eq!((&t["counter"], &t["function"]), (&"instcombine-visit".into(), &"swap".into()), "{t}");
+        assert_eq!(t["llvm_arg"], format!("-debug-counter=instcombine-visit=0-{}", t["step"]));
+        let (removed, added) = (t["removed"].to_string(), t["added"].to_string());
+        assert!(removed.contains("select <4 x i1> %mask, <4 x i32> %tmp"), "{removed}");
+        assert!(added.contains("@llvm.masked.load") && added.contains("splat (i32 -1)"), "{added}");
+        // The step's own code: what its run ran and the run one step short did not.
+        let code = t["code"].as_array().unwrap();
+        assert!(code.iter().any(|c| c[0].as_str().unwrap().contains("InstCombinerImpl")), "{code:?}");
+        // Functions are ranked across files, each with its file's rank.
+        let functions = report["isolation"]["functions"].as_array().unwrap();
+        assert!(functions.len() >= 10, "{functions:?}");
+        let ranks: Vec<u64> = functions.iter().map(|f| f["rank"].as_u64().unwrap()).collect();
+        assert!(ranks.windows(2).all(|w| w[0] <= w[1]) && functions.iter().all(|f| f["file_rank"].is_u64()));
+    }
+
+    /// A bug that names its fix functions (215453: `InstCombinerImpl::visitSelectInst`)
+    /// gets function-level figures: by class, held out, and per rule.
+    #[test]
+    fn eval_reports_where_the_fix_functions_rank_by_class() {
+        let bench = PathBuf::from(data_bug("215453")).parent().unwrap().display().to_string();
+        let out = locseq(&["eval", &bench, "--max-evals", "40", "--json"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let lines = records(&out);
+        let bug = lines.iter().find(|l| l["type"] == "bug").unwrap();
+        let attempt = &bug["outcome"]["attempts"][0];
+        let by_rule = attempt["functions"]["by_rule"].as_array().unwrap();
+        // visitSelectInst is among the failing run's functions, whatever its rank.
+        assert!(by_rule.len() >= 6 && by_rule.iter().all(|r| r.is_u64()), "{attempt}");
+        let functions = &lines.last().unwrap()["strategies"][0]["functions"];
+        let classes = functions["by_class"].as_array().unwrap();
+        let class = classes.iter().find(|c| c["class"] == attempt["fix_class"]).unwrap();
+        for figures in ["ranking", "leave-one-out", "listed"].map(|k| &class[k.replace('-', "_")]) {
+            assert_eq!(figures["bugs"], 1, "{functions}");
+            assert!(figures["top10"].as_u64() <= Some(1), "{functions}");
+        }
+        assert_eq!(functions["rules"].as_array().unwrap().len(), by_rule.len());
+        let table = locseq(&["eval", &bench, "--max-evals", "40"]);
+        assert_eq!(table.code, 0, "{}", table.stderr);
+        assert!(table.stdout.contains("functions, cga (1 bugs name their fix functions"), "{}", table.stdout);
+        let row = format!("{} ", attempt["fix_class"].as_str().unwrap());
+        assert!(table.stdout.lines().any(|l| l.starts_with(&row) && l.contains(" 1  ")), "{}", table.stdout);
     }
 
     /// A broken-IR run ends before its counts are read: every counter is tried, and SLP's
@@ -558,6 +620,10 @@ mod llvm19 {
         assert_eq!(ranking[1]["path"], "llvm/lib/Transforms/Scalar/LoopDeletion.cpp", "{}", ranking[1]);
         let against = ranking[1]["evidence"]["against_first"].as_str().unwrap();
         assert!(against.contains("innermost pass or analysis frame is in LoopUtils.cpp"), "{against}");
+        // The function: deleteDeadLoop, where the fix went, is the innermost pass frame.
+        let first = &i["functions"][0];
+        assert_eq!((&first["name"], &first["rank"]), (&"llvm::deleteDeadLoop".into(), &1.into()), "{first}");
+        assert!(first["stack_depth"].is_u64(), "{first}");
     }
 
     /// loop-fusion leaves a dangling instruction behind, and opt-19 reads it after the

@@ -17,3 +17,4 @@ mod generators;
 mod house;
 mod locseq;
 mod preserved;
+mod readme;

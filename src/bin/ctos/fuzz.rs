@@ -39,7 +39,7 @@ pub struct FuzzArgs {
     /// Seed of every random choice (sequences, programs, embeddings, selection).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Children running at once [default: number of CPUs].
+    /// Children running at once, from 1 to 1024 [default: number of CPUs].
     #[arg(short = 'j', long, value_name = "N", value_parser = jobs)]
     jobs: Option<usize>,
     /// Run shard I of N of the plan (0-based), e.g. as an array job; merge with `ctos merge`.
@@ -122,9 +122,10 @@ pub struct FuzzArgs {
     /// An LLVM option for every run (repeatable), e.g. --llvm-arg=-slp-threshold=-50.
     #[arg(long = "llvm-arg", value_name = "FLAG", allow_hyphen_values = true)]
     llvm_args: Vec<String>,
-    /// Verify after each pass that changed the IR (changed), after every pass like
-    /// `opt -verify-each` (every), or only after the whole sequence (off).
-    #[arg(long, value_enum, value_name = "WHEN", default_value = "changed")]
+    /// Verify after each pass that changed the IR (changed, also a bare --verify-each),
+    /// after every pass like `opt -verify-each` (every), or only after the whole sequence
+    /// (off). Written --verify-each=WHEN, as for `ctos run`.
+    #[arg(long, value_enum, value_name = "WHEN", num_args = 0..=1, default_value = "changed", default_missing_value = "changed", require_equals = true)]
     verify_each: VerifyEach,
     /// After each pass that changed the IR, check the analyses it kept against the IR, as an
     /// LLVM built with assertions does under -verify-scev, -verify-dom-info and
@@ -142,7 +143,7 @@ pub struct FuzzArgs {
     /// Time code generation plus the program may take.
     #[arg(long, value_name = "TIME", default_value = "10", value_parser = parse_duration, allow_hyphen_values = true)]
     exec_timeout: Duration,
-    /// Memory cap per child in MiB (then: a performance bug).
+    /// Memory cap per child in MiB, from 64 to 1048576 (then: a performance bug).
     #[arg(long, value_name = "MIB", default_value_t = 4096, value_parser = memory_mib)]
     memory: u64,
     /// Also reduce each new bug's C program with cvise (kept as program.reduced.c).
@@ -379,22 +380,33 @@ pub fn main(args: FuzzArgs, matches: &ArgMatches) -> Result<ExitCode> {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = "Exit status: 0 when PROGRAM still fails this way, 1 when it does not (it passes, \
+fails otherwise, or no longer parses), 2 when the command is misused. Every bug folder's README \
+shows the line ctos fuzz reduced it with.\n\nExample:\n  ctos interesting --kind crash --signature \
+'SIGSEGV in llvm::LoopInfo::erase' --passes 'function(loop-extract)' reduced.ll")]
 pub struct InterestingArgs {
+    /// The failure's kind: crash, fatal, invalid-ir, timeout, oom, codegen or wrong-code.
     #[arg(long)]
     kind: String,
+    /// The failure's signature as ctos reports it (a bug folder's outcome.json): the one
+    /// failure of that kind that counts.
     #[arg(long, allow_hyphen_values = true)]
     signature: String,
+    /// The pipeline, as `opt -passes=` takes it.
     #[arg(long, allow_hyphen_values = true)]
     passes: String,
+    /// When the verifier runs (off: after the whole pipeline).
     #[arg(long, value_enum, default_value = "off")]
     verify_each: VerifyEach,
+    /// An LLVM option, as opt takes it (repeatable): `--llvm-arg=-slp-threshold=-50`.
     #[arg(long = "llvm-arg", allow_hyphen_values = true)]
     llvm_args: Vec<String>,
     #[arg(long, default_value = "30", value_parser = parse_duration, allow_hyphen_values = true)]
     opt_timeout: Duration,
     #[arg(long, default_value = "10", value_parser = parse_duration, allow_hyphen_values = true)]
     exec_timeout: Duration,
-    #[arg(long)]
+    /// Run the pipeline in this opt (your LLVM build) instead of the linked LLVM.
+    #[arg(long, value_name = "PATH")]
     opt: Option<PathBuf>,
     /// A crash inside this pass is the failure whatever its top frame.
     #[arg(long)]
@@ -408,6 +420,7 @@ pub struct InterestingArgs {
     /// Link this module after optimization (the driver of IR without `main`).
     #[arg(long, value_name = "FILE")]
     driver: Option<PathBuf>,
+    /// The program to test (IR or C): what cvise or llvm-reduce has made of the reproducer.
     program: PathBuf,
 }
 

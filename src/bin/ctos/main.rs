@@ -16,7 +16,8 @@ use clap::{Parser, Subcommand};
     about = "Test and debug LLVM's optimizer under arbitrary pass sequences",
     long_about = "Test and debug LLVM's optimizer under arbitrary pass sequences.\n\n\
 Every pipeline runs in a sandboxed child of this process, against the LLVM linked into \
-this binary: crashes, fatal errors and hangs are reported, never fatal to the tool.",
+this binary or, with --opt PATH, inside your LLVM build's opt: crashes, fatal errors and \
+hangs are reported, never fatal to the tool.",
     after_help = "Examples:\n  ctos run prog.c --passes 'sroa,licm,gvn' --exec\n  \
 ctos run bug.ll --seq-file pipelines.txt --json -j 2\n  ctos fuzz --out campaign --time-limit 30m\n  ctos emi prog.c -n 10\n  \
 ctos report campaign --html campaign.html\n  ctos passes --set locseq"
@@ -52,7 +53,6 @@ enum Command {
         html: Option<std::path::PathBuf>,
     },
     /// Interestingness test for cvise and llvm-reduce: exit 0 iff PROGRAM still fails this way.
-    #[command(hide = true)]
     Interesting(fuzz::InterestingArgs),
     /// Combine the folders of a sharded campaign, de-duplicating bugs across shards.
     Merge {

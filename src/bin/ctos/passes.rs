@@ -20,8 +20,10 @@ pub struct PassesArgs {
     /// The passes of this `opt` (read from its -print-passes) instead of the linked LLVM's.
     #[arg(long, value_name = "PATH")]
     opt: Option<PathBuf>,
-    /// Write the generated tables of the catalog (llvmN.tsv and o3.llvmN.txt, from the
-    /// `--opt`, else from Debian's opt of the linked LLVM) into DIR: how passes/ is made.
+    /// Write the generated tables of the catalog into DIR (llvmN.tsv: every pass with its
+    /// parameters; o3.llvmN.txt: the passes of default<O3>; production.llvmN.txt: those of
+    /// every default pipeline), from the `--opt`, else from Debian's opt of the linked LLVM:
+    /// how passes/ is made.
     #[arg(long, value_name = "DIR")]
     write_catalog: Option<PathBuf>,
 }

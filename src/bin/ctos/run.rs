@@ -220,7 +220,8 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
             )?;
         }
     }
-    let coverage = args.coverage.map(|g| Coverage::arm_for(&mut input.pool, g)).transpose()?;
+    let triple = input.module.triple();
+    let coverage = args.coverage.map(|g| Coverage::arm_for(&mut input.pool, g, Some(&triple))).transpose()?;
     if let Some(note) = coverage.and_then(|c| c.sites.attribution.unattributed_note.as_deref()) {
         eprintln!("note: coverage without source files for {note}");
     }

@@ -4,7 +4,11 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _, Result};
 use ctos::cli::{bounded, LimitArgs};
 use ctos::localize::bug_folder::{read_bench, BenchBug};
-use ctos::localize::eval::{evaluate_bug, summarize, BugOutcome, BugResult, EvalSetup, StrategySummary};
+use ctos::localize::eval::{
+    evaluate_bug, summarize, BugOutcome, BugResult, EvalSetup, FixClass, StrategySummary, TopN,
+};
+use ctos::localize::function_eval::FunctionSummary;
+use ctos::localize::functions::FunctionRule;
 use ctos::localize::sequence_search::Strategy;
 use ctos::output;
 use ctos::sandbox::Llvm;
@@ -264,6 +268,11 @@ fn print_summaries(summaries: &[StrategySummary]) -> std::io::Result<()> {
             )?;
         }
     }
+    for s in summaries {
+        if let Some(f) = &s.functions {
+            print_functions(&s.strategy.name(), f)?;
+        }
+    }
     for s in summaries.iter().filter(|s| s.errors > 0) {
         ctos::outln!(
             "\n{}: {} bug(s) could not be isolated (the reason is in the bug's row)",
@@ -272,4 +281,59 @@ fn print_summaries(summaries: &[StrategySummary]) -> std::io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Where the fix functions rank: by class under the default rule, held out, and as listed
+/// before; then every rule with the bugs it rests on.
+fn print_functions(strategy: &str, f: &FunctionSummary) -> std::io::Result<()> {
+    let t = |t: &TopN| format!("{}/{}/{}/{}", t.top1, t.top3, t.top5, t.top10);
+    ctos::outln!(
+        "\nfunctions, {strategy} ({} bugs name their fix functions; ranks are the best of a fix function's)",
+        f.bugs.len()
+    )?;
+    ctos::outln!(
+        "{:<11} {:>4}  {:>12}  {:>13}  {:>13}",
+        "fix",
+        "bugs",
+        "default rule",
+        "leave-one-out",
+        "listed before"
+    )?;
+    ctos::outln!("{:<11} {:>4}  {:>12}  {:>13}  {:>13}", "", "", "top1/3/5/10", "top1/3/5/10", "top1/3/5/10")?;
+    for c in &f.by_class {
+        ctos::outln!(
+            "{:<11} {:>4}  {:>12}  {:>13}  {:>13}",
+            c.class.name(),
+            c.ranking.bugs,
+            t(&c.ranking),
+            t(&c.leave_one_out),
+            t(&c.listed)
+        )?;
+    }
+    let classes: Vec<&str> = FixClass::ALL.iter().map(|c| c.name()).collect();
+    ctos::outln!("\n{:<30} {:>12}  {:>12}  {:>12}  top-5 bugs", "rule", "all bugs", classes[0], classes[1])?;
+    for r in &f.rules {
+        let class = |i: usize| r.by_class.get(i).map(&t).unwrap_or_default();
+        ctos::outln!(
+            "{:<30} {:>12}  {:>12}  {:>12}  {}",
+            r.rule,
+            t(&r.top),
+            class(0),
+            class(1),
+            r.top5_bugs.join(" ")
+        )?;
+    }
+    ctos::outln!("chosen on all bugs: {} (the default: {})", f.chosen, FunctionRule::DEFAULT.name())?;
+    let without: Vec<String> = f.chosen_without.iter().map(|(bug, rule)| format!("{bug}: {rule}")).collect();
+    ctos::outln!("chosen without each bug: {}", without.join("; "))?;
+    let ranks: Vec<String> = f
+        .bugs
+        .iter()
+        .map(|b| {
+            let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+            let default = FunctionRule::all().iter().position(|r| *r == FunctionRule::DEFAULT).unwrap_or(0);
+            format!("{} {}/{}", b.bug, rank(b.by_rule[default]), rank(b.listed))
+        })
+        .collect();
+    ctos::outln!("per bug (ranking/listed before): {}", ranks.join(", "))
 }

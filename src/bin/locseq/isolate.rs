@@ -60,10 +60,11 @@ pub struct IsolateArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// JSON Lines instead of the report (see the README): begin, one `file` record per
-    /// ranked file, one `witness` record per bug-free sequence, summary.
+    /// ranked file, one `function` record per ranked function (the first --top), one
+    /// `witness` record per bug-free sequence, summary.
     #[arg(long)]
     pub json: bool,
-    /// Files to show in the report.
+    /// Files and functions to show in the report (and function records in --json).
     #[arg(long, value_name = "N", default_value_t = 20, value_parser = |s: &str| bounded(s, 1usize, 1_000_000))]
     pub top: usize,
     /// Also write the localization as one self-contained HTML page (failure, ranked files
@@ -236,6 +237,9 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     for file in &isolation.ranking {
         output::emit("file", file)?;
     }
+    for function in isolation.functions.iter().take(args.top) {
+        output::emit("function", function)?;
+    }
     for witness in &isolation.witnesses {
         output::emit("witness", witness)?;
     }
@@ -310,6 +314,9 @@ fn print_report(i: &Isolation, top: usize) -> Result<()> {
         for line in t.change() {
             ctos::outln!("           {line}")?;
         }
+        if let Some(code) = t.code_line() {
+            ctos::outln!("           code the step ran and one step short did not: {}", shorten(&code, 200))?;
+        }
     }
     for note in &i.notes {
         ctos::outln!("note:      {note}")?;
@@ -360,6 +367,12 @@ fn print_report(i: &Isolation, top: usize) -> Result<()> {
             let names: Vec<String> = r.top_functions.iter().map(|f| shorten(f, 70)).collect();
             ctos::outln!("{:>23}{}", "", names.join(", "))?;
         }
+    }
+    ctos::outln!("\n{:>4}  {:>9}  {:>6}  function / file / evidence", "rank", "score", "elems")?;
+    for f in i.functions.iter().take(top) {
+        let e = &f.evidence;
+        ctos::outln!("{:>4}  {:>9.4}  {:>6}  {}", f.rank, e.total, e.elements, shorten(&e.name, 90))?;
+        ctos::outln!("{:>23}{} (file rank {}), {}", "", e.file, e.file_rank, e.describe())?;
     }
     Ok(())
 }

@@ -14,12 +14,14 @@ use clap::{Parser, Subcommand};
     version = format!("{} (LLVM {})", env!("CARGO_PKG_VERSION"), ctos::llvm::version_string()),
     about = "Localize LLVM optimization-sequence bugs to LLVM source files",
     long_about = "Localize LLVM optimization-sequence bugs to LLVM source files.\n\n\
-Given a program and a pass sequence that makes the linked LLVM fail, locseq reduces the \
-sequence, searches for nearby sequences that do not fail (LocSeq's constrained genetic \
-algorithm) or for mutants of the program that do not fail (DiWi, RecBi), records LLVM's own \
-coverage of every run, and ranks LLVM source files by spectrum-based fault localization.",
+Given a program and a pass sequence that makes LLVM fail (the LLVM linked into locseq, or \
+your build's opt with --opt PATH), locseq reduces the sequence, names the culprit pass and \
+the transformation inside it, searches for nearby sequences that do not fail (LocSeq's \
+constrained genetic algorithm) or for mutants of the program that do not fail (DiWi, RecBi), \
+records LLVM's own coverage of every run, and ranks LLVM source files and functions by \
+spectrum-based fault localization.",
     after_help = "Examples:\n  locseq isolate seq.txt bug.ll --llvm-arg=-slp-threshold=-99999\n  \
-locseq isolate seq.txt repro.ll --driver driver.ll --oracle wrong-code --time 60 --json out.json\n  \
+locseq isolate seq.txt repro.ll --driver driver.ll --oracle wrong-code --time 60 --json > out.jsonl\n  \
 locseq isolate seq.txt repro.c --strategy recbi --time 120\n  \
 locseq eval ../shared/bench --strategy cga --strategy diwi --strategy recbi --strategy mixed --time 120"
 )]

@@ -15,7 +15,8 @@ use ctos::seq::{Nesting, RenderOptions};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct SearchArgs {
-    /// Time the search may take per bug, after reduction (90, 90s, 2m).
+    /// Time the whole isolation may take per bug (90, 90s, 2m): reduction takes at most half
+    /// of it, the search what is left.
     #[arg(long, value_name = "TIME", default_value = "120", value_parser = parse_duration, allow_hyphen_values = true)]
     pub time: Duration,
     /// Stop after this many evaluations (whichever limit comes first).

@@ -324,7 +324,7 @@ fn stale_analysis_note(bug: &BugRow, findings: &Findings) -> String {
     )
 }
 
-/// The culprit and suspected files, found by `command` (the localization's, as it ran or
+/// The culprit, suspected files and functions, found by `command` (the localization's, as it ran or
 /// as it runs elsewhere).
 fn suspects_lines(s: &Suspects, command: &str) -> String {
     let culprit = match (&s.culprit, &s.class) {
@@ -335,6 +335,13 @@ fn suspects_lines(s: &Suspects, command: &str) -> String {
     let mut text = format!("Culprit pass: {culprit}; suspected files (`{command}`, {} s):\n", s.seconds);
     for (i, file) in s.files.iter().enumerate() {
         text.push_str(&format!("{}. `{file}`\n", i + 1));
+    }
+    if !s.functions.is_empty() {
+        text.push_str("\nSuspected functions:\n");
+        for (i, (name, file)) in s.functions.iter().enumerate() {
+            let file = file.rsplit('/').next().unwrap_or(file);
+            text.push_str(&format!("{}. `{name}` ({file})\n", i + 1));
+        }
     }
     if let Some(note) = &s.note {
         text.push_str(&format!("({note})\n"));

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 /// Files the folder's README, report and page name.
 pub const TOP_FILES: usize = 3;
+/// Functions they name.
+pub const TOP_FUNCTIONS: usize = 5;
 
 /// What a short localization found, as `outcome.json` records it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -19,6 +21,10 @@ pub struct Suspects {
     pub class: Option<String>,
     /// The best-ranked source files, best first.
     pub files: Vec<String>,
+    /// The best-ranked functions, best first, each with its file (an older ctos's folder
+    /// has none).
+    #[serde(default)]
+    pub functions: Vec<(String, String)>,
     pub seconds: f64,
     /// Why there are no files, when there are none.
     pub note: Option<String>,
@@ -75,13 +81,18 @@ pub fn localize(folder: &Path, budget: Duration, jobs: usize, seed: u64, opt: Op
     suspects
 }
 
-/// The culprit and the top files from `locseq isolate --json`'s records.
+/// The culprit, the top files and functions from `locseq isolate --json`'s records.
 fn read_records(stdout: &str, suspects: &mut Suspects) {
     for record in stdout.lines().filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok()) {
         match record["type"].as_str() {
             Some("file") if suspects.files.len() < TOP_FILES => {
                 if let Some(path) = record["path"].as_str() {
                     suspects.files.push(path.to_string());
+                }
+            }
+            Some("function") if suspects.functions.len() < TOP_FUNCTIONS => {
+                if let (Some(name), Some(file)) = (record["name"].as_str(), record["file"].as_str()) {
+                    suspects.functions.push((name.to_string(), file.to_string()));
                 }
             }
             Some("summary") => {
@@ -100,6 +111,32 @@ fn read_records(stdout: &str, suspects: &mut Suspects) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_top_files_and_functions_come_from_locseqs_records() {
+        let mut lines = vec![r#"{"type":"begin"}"#.to_string()];
+        for i in 0..4 {
+            lines.push(format!(r#"{{"type":"file","path":"llvm/lib/F{i}.cpp","rank":{}}}"#, i + 1));
+        }
+        for i in 0..7 {
+            lines.push(format!(
+                r#"{{"type":"function","name":"llvm::f{i}","file":"llvm/lib/F0.cpp","rank":{}}}"#,
+                i + 1
+            ));
+        }
+        lines.push(r#"{"type":"summary","culprit":{"pass":"gvn","class":"GVNPass"}}"#.to_string());
+        let mut s = Suspects::default();
+        read_records(&lines.join("\n"), &mut s);
+        assert_eq!(s.files.len(), TOP_FILES);
+        assert_eq!(s.functions.len(), TOP_FUNCTIONS);
+        assert_eq!(s.functions[0], ("llvm::f0".to_string(), "llvm/lib/F0.cpp".to_string()));
+        assert_eq!((s.culprit.as_deref(), s.class.as_deref()), (Some("gvn"), Some("GVNPass")));
+        // A folder written by an older ctos has no functions, and still reads.
+        let old: Suspects =
+            serde_json::from_str(r#"{"culprit":null,"class":null,"files":[],"seconds":1.0,"note":null,"command":"x"}"#)
+                .unwrap();
+        assert!(old.functions.is_empty());
+    }
 
     /// A report read on another machine names the bug folder and `opt` as its reader has
     /// them; the folder's README keeps the command as it ran here.
