@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::eval_classes::{FixClass, TopN};
-use super::functions::{best_fix_rank, rank_functions, FunctionRank, FunctionRule};
+use super::functions::{best_fix_rank, rank_functions, FunctionKey, FunctionRank, FunctionRule};
 use super::isolate::Isolation;
 
 /// Where one isolation ranks the fix functions.
@@ -25,10 +25,8 @@ pub fn function_ranks(isolation: &Isolation, fix: &[(String, Vec<String>)]) -> O
     }
     let candidates = &isolation.function_evidence;
     let by_rule = FunctionRule::all().into_iter().map(|rule| best_fix_rank(&rank_functions(candidates, rule), fix));
-    let by_score = rank_functions(
-        candidates,
-        FunctionRule { stack_first: false, by_file: true, key: super::functions::FunctionKey::Best },
-    );
+    let by_score =
+        rank_functions(candidates, FunctionRule { stack_first: false, by_file: true, key: FunctionKey::Best });
     Some(FunctionRanks { by_rule: by_rule.collect(), listed: best_fix_rank(&listed(&by_score, 3), fix) })
 }
 

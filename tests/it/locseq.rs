@@ -392,6 +392,23 @@ mod llvm22 {
         assert!(table.stdout.lines().any(|l| l.starts_with(&row) && l.contains(" 1  ")), "{}", table.stdout);
     }
 
+    /// The pipeline inline, program first, as `ctos run` takes them: the same isolation as
+    /// from a sequence file. A second program beside --passes is refused.
+    #[test]
+    fn the_pipeline_can_be_given_inline_with_the_program_first() {
+        let program = bug("191714", "repro.ll");
+        let args = ["--passes", "function(slp-vectorizer)", "--llvm-arg=-slp-threshold=-99999", "--max-evals", "10"];
+        let report = isolate(&[&[program.as_str()][..], &args[..]].concat());
+        let culprit = &report["isolation"]["culprit"];
+        assert_eq!(
+            (&culprit["pass"], &report["isolation"]["failure"]["kind"]),
+            (&"slp-vectorizer".into(), &"invalid-ir".into())
+        );
+        let out = locseq(&["isolate", &program, &program, "--passes", "function(slp-vectorizer)"]);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(out.stderr.contains("with --passes, give the program alone"), "{}", out.stderr);
+    }
+
     /// A broken-IR run ends before its counts are read: every counter is tried, and SLP's
     /// is the one whose step breaks it.
     #[test]

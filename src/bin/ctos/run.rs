@@ -17,7 +17,11 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 #[derive(clap::Args)]
-#[command(after_help = "Pipelines are new-PM text (`function(loop-mssa(licm)),gvn`, `default<O2>`) or legacy \
+#[command(after_help = "Exit status: 0 when every pipeline optimized the program without failing (and, \
+with --exec, it ran as unoptimized); 1 when the tool worked and at least one pipeline crashed, hit a \
+fatal error, broke the IR, timed out, ran out of memory, failed in code generation or (with --exec) \
+miscompiled: what lit's `not` and scripts test; 2 when the command is misused or its input is bad.\n\n\
+Pipelines are new-PM text (`function(loop-mssa(licm)),gvn`, `default<O2>`) or legacy \
 flags (`-loop-unswitch -licm -gvn`). Bare passes are wrapped by their level: loop passes in \
 function(loop(...)), licm/lnicm in function(loop-mssa(...)), and instcombine gets \
 <no-verify-fixpoint>. The `pipeline` column shows exactly what ran; `opt-22 -passes='<it>'` \
@@ -245,12 +249,14 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         print_header(&mut out, args.exec)?;
     }
     let mut write_error = None;
+    let mut failed = false;
     let mut outcomes: BTreeMap<&'static str, usize> = BTreeMap::new();
     run_batch(&mut input.pool, &mut input.module, items, |index, run| {
         progress.inc(1);
         ready.insert(index, run);
         while let Some(run) = ready.remove(&next) {
             *outcomes.entry(run.outcome.as_str()).or_default() += 1;
+            failed |= compiler_failed(&run, reference.as_ref());
             let summary = coverage.zip(run.trace.as_deref()).map(|(c, t)| c.spectrum(t).summary(c.sites));
             let judged = Judged { reference: reference.as_ref(), generated, coverage: summary };
             let result = emit(&mut out, &args, next, &pipelines[next], &run, judged);
@@ -268,7 +274,7 @@ pub fn main(args: RunArgs) -> Result<ExitCode> {
         let seconds = round2(started.elapsed().as_secs_f64());
         json::emit("summary", &SummaryRecord { pipelines: pipelines.len(), outcomes, seconds })?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// The unoptimized program's execution, with a warning when it does not end cleanly.
@@ -301,6 +307,18 @@ fn print_header(out: &mut impl Write, exec: bool) -> Result<()> {
     Ok(())
 }
 
+/// Whether an optimized program's run ended and printed as the unoptimized one's.
+fn same_as_reference(run: &Execution, reference: &Execution) -> bool {
+    run.status == reference.status && run.stdout == reference.stdout
+}
+
+/// Whether the compiler failed on this pipeline: any outcome but ok, or (with --exec) a
+/// program that ends or prints otherwise than unoptimized.
+fn compiler_failed(run: &Run, reference: Option<&Execution>) -> bool {
+    let differs = run.execution.as_ref().zip(reference).is_some_and(|(e, r)| !same_as_reference(e, r));
+    run.outcome != ctos::sandbox::Outcome::Ok || differs
+}
+
 /// Differing calls the table shows per run.
 const SHOWN_CALLS: usize = 5;
 
@@ -324,7 +342,7 @@ fn emit(out: &mut impl Write, args: &RunArgs, index: usize, pipeline: &str, run:
         Observation::Misuse(needed) => Some(needed),
         _ => None,
     };
-    let matches_reference = execution.zip(reference).map(|(e, r)| e.status == r.status && e.stdout == r.stdout);
+    let matches_reference = execution.zip(reference).map(|(e, r)| same_as_reference(e, r));
     let calls = execution.zip(reference).filter(|_| generated).map(|(e, r)| compare_calls(&e.stdout, &r.stdout));
     if args.json {
         let record = RunRecord {

@@ -32,15 +32,21 @@ program, reduced sequence, the campaign's --llvm-args and --opt, the failure's k
 in the format of shared/bench (meta.json, oracle.conf, seq.txt, repro.ll). Options given as well add to \
 its LLVM options or replace its oracle.\n\nExamples:\n  \
 locseq isolate seq.txt bug.ll --llvm-arg=-slp-threshold=-99999\n  \
+locseq isolate bug.ll --passes 'function(slp-vectorizer)' --llvm-arg=-slp-threshold=-99999\n  \
 locseq isolate campaign/bugs/0001-invalid-ir-slp-vectorizer --html report.html\n  \
 locseq isolate ../shared/bench/bugs/140481 --strategy diwi")]
 pub struct IsolateArgs {
-    /// The failing pass sequence in a file (new-PM text or legacy flags), or a bug folder.
-    #[arg(value_name = "SEQ_FILE|BUG_DIR")]
+    /// The failing pass sequence in a file (new-PM text or legacy flags), or a bug folder;
+    /// with --passes, the program.
+    #[arg(value_name = "SEQ_FILE|BUG_DIR|PROGRAM")]
     pub seq_file: PathBuf,
     /// Test program: LLVM IR (.ll), bitcode (.bc) or C (.c, compiled with clang); a bug
     /// folder brings its own.
     pub program: Option<PathBuf>,
+    /// The failing pipeline itself, as `opt -passes=` and `ctos run --passes` take it: then
+    /// the program comes first and alone (`locseq isolate bug.ll --passes 'function(gvn)'`).
+    #[arg(short = 'p', long, value_name = "PIPELINE", allow_hyphen_values = true)]
+    pub passes: Option<String>,
     #[command(flatten)]
     pub input: InputOptions,
     /// What counts as the failure: auto (what the sequence shows, with its signature),
@@ -150,6 +156,26 @@ fn parse_sequence(text: &str, path: &Path, catalog: &Catalog) -> Result<Sequence
 
 /// The sequence, program, LLVM options and oracle: as given, or from a bug folder.
 fn target(args: &IsolateArgs) -> Result<Target> {
+    if let Some(passes) = &args.passes {
+        let program = &args.seq_file;
+        if let Some(extra) = &args.program {
+            bail!(
+                "with --passes, give the program alone (locseq isolate PROGRAM --passes PIPELINE), not {}",
+                extra.display()
+            );
+        }
+        if program.is_dir() {
+            bail!(
+                "{} is a folder: with --passes, give a program file (a bug folder brings its own sequence)",
+                program.display()
+            );
+        }
+        let spec = args.input.spec(program)?;
+        let catalog = ctos::program::catalog_for(&spec.llvm)?;
+        let sequence = Sequence::parse(passes, &catalog).context("--passes")?;
+        let (oracle, pattern) = (args.oracle.clone(), args.pattern.clone());
+        return Ok(Target { spec, catalog, sequence, oracle, pattern, version_note: None });
+    }
     if !args.seq_file.is_dir() {
         let Some(program) = &args.program else {
             bail!("give the program after the sequence file (locseq isolate SEQ_FILE PROGRAM), or a bug folder");
@@ -213,7 +239,9 @@ pub fn main(args: IsolateArgs) -> Result<ExitCode> {
     opts.strategy = args.strategy;
     opts.seed = args.seed;
     let mut input = Subject::load(&spec, args.limits.jobs(), args.limits.limits())?;
-    input.check(&[buggy.render(&catalog)?]).with_context(|| args.seq_file.display().to_string())?;
+    let sequence_from =
+        if args.passes.is_some() { "--passes".to_string() } else { args.seq_file.display().to_string() };
+    input.check(&[buggy.render(&catalog)?]).with_context(|| sequence_from)?;
     let mut bar = Bar::new(args.search.time, args.json);
     let program = ProgramInput::read(&spec.program, &spec.frontend, spec.driver.as_deref(), &input.target)?;
     let isolation = isolate(&mut input.pool, &mut input.module, Some(&program), &buggy, &catalog, &opts, &mut bar);
