@@ -150,6 +150,25 @@ fn a_known_failure_is_found_reduced_to_its_pass_and_reported_once() {
     ]);
     assert_eq!(code, 1);
     assert!(stdout.contains("\"outcome\":\"invalid-ir\""), "{stdout}");
+    // The folder is a lit test: expectedly failing while the bug fires, and unexpectedly
+    // passing on an opt where it no longer does (LLVM 23 has the fix).
+    let test = std::fs::read_to_string(folder.join("test.ll")).unwrap();
+    let run = "; RUN: %opt -passes='function(slp-vectorizer)' -verify-each -slp-threshold=-99999 %s -disable-output";
+    assert!(test.contains(run) && test.contains("; XFAIL: *"), "{test}");
+    let lit = |extra: &[&str]| {
+        let out = Command::new("/usr/lib/llvm-22/bin/lit").arg("-v").args(extra).arg(&folder).output();
+        let out = out.expect("/usr/lib/llvm-22/bin/lit (Debian's llvm-22-tools: run scripts/setup.sh)");
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (passed, text) = lit(&[]);
+    assert!(passed && text.contains("XFAIL: ") && text.contains("test.ll"), "{text}");
+    let opt23 = root().join("llvm-23/bin/opt");
+    assert!(opt23.is_file(), "{} is missing: run scripts/setup.sh", opt23.display());
+    // lit 22 says so and still exits 0.
+    let (_, text) = lit(&[&format!("-Dopt={}", opt23.display())]);
+    assert!(text.contains("XPASS: ") && text.contains("Unexpectedly Passed: 1"), "{text}");
+    let issue = std::fs::read_to_string(folder.join("ISSUE.md")).unwrap();
+    assert!(issue.contains("## Regression test") && issue.contains(run), "{issue}");
     let stats: Value = serde_json::from_str(&std::fs::read_to_string(out.join("stats.json")).unwrap()).unwrap();
     assert_eq!(stats["pairs"], 10);
     assert_eq!(stats["bugs_by_kind"]["invalid-ir"], 1);

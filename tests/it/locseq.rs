@@ -11,11 +11,6 @@ fn bug(id: &str, file: &str) -> String {
     path.display().to_string()
 }
 
-/// A bug folder of tests/data/bugs (the format of shared/bench), by its issue number.
-fn data_bug(id: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/bugs").join(id).display().to_string()
-}
-
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("locseq-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -198,6 +193,11 @@ fn bad_oracles_and_options_are_clear_errors() {
 #[cfg(feature = "llvm22")]
 mod llvm22 {
     use super::*;
+
+    /// A bug folder of tests/data/bugs (the format of shared/bench), by its issue number.
+    fn data_bug(id: &str) -> String {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/bugs").join(id).display().to_string()
+    }
 
     /// `isolate` on bench bug 191714, with the SLP threshold it needs.
     fn isolate_191714(extra: &[&str]) -> Value {

@@ -589,14 +589,7 @@ pub(in crate::fuzz) fn opt_commands(
 ) -> String {
     let Tools { opt, lli, link, .. } = tools;
     let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
-    let args: String =
-        c.config.llvm_args.iter().chain(&own_options(c, bug)).map(|a| format!(" {}", shell_quote(a))).collect();
-    // Plain opt has no -ctos-check-preserved; its verify<scalar-evolution> pass does the same
-    // check once, on what the pipeline leaves cached at its end (the domtree and loops
-    // verifier passes are empty in release builds). Only a stale SCEV needs it.
-    let scev = kind == FailureKind::Crash && bug.signature.contains(crate::oracle::SCEV_CHECK_FRAME);
-    let pipeline = if scev { format!("{pipeline},function(verify<scalar-evolution>)") } else { pipeline.to_string() };
-    let pipeline = shell_quote(&pipeline);
+    let OptLine { pipeline, verify, args } = opt_line(c, bug, pipeline);
     let driver = has_driver(c, bug);
     if kind == FailureKind::WrongCode && driver {
         format!(
@@ -607,13 +600,36 @@ pub(in crate::fuzz) fn opt_commands(
     } else if kind == FailureKind::WrongCode {
         format!("{opt} -passes={pipeline}{args} {program} -o optimized.bc\n{lli} optimized.bc   # differs from:\n{lli} {program}\n")
     } else {
-        let verify = if c.config.verify_each == VerifyEach::Off { "" } else { " -verify-each" };
         format!("{opt} -passes={pipeline}{verify}{args} {program} -disable-output\n")
     }
 }
 
+/// What plain `opt` needs beside the program to show `bug` as the campaign ran LLVM.
+pub(in crate::fuzz) struct OptLine {
+    /// `-passes=`'s value, quoted for a shell.
+    pub pipeline: String,
+    /// ` -verify-each` when the campaign verified after passes (its failures need it).
+    pub verify: &'static str,
+    /// The LLVM options, each after a space, quoted.
+    pub args: String,
+}
+
+pub(in crate::fuzz) fn opt_line(c: &Campaign, bug: &BugRow, pipeline: &str) -> OptLine {
+    let kind = FailureKind::parse(&bug.kind).unwrap_or(FailureKind::Crash);
+    let args: String =
+        c.config.llvm_args.iter().chain(&own_options(c, bug)).map(|a| format!(" {}", shell_quote(a))).collect();
+    // Plain opt has no -ctos-check-preserved; its verify<scalar-evolution> pass does the same
+    // check once, on what the pipeline leaves cached at its end (the domtree and loops
+    // verifier passes are empty in release builds). Only a stale SCEV needs it.
+    let scev = kind == FailureKind::Crash && bug.signature.contains(crate::oracle::SCEV_CHECK_FRAME);
+    let pipeline = if scev { format!("{pipeline},function(verify<scalar-evolution>)") } else { pipeline.to_string() };
+    let verify =
+        if c.config.verify_each == VerifyEach::Off || kind == FailureKind::WrongCode { "" } else { " -verify-each" };
+    OptLine { pipeline: shell_quote(&pipeline), verify, args }
+}
+
 /// Whether `bug`'s program runs with a driver ctos generated for it.
-fn has_driver(c: &Campaign, bug: &BugRow) -> bool {
+pub(in crate::fuzz) fn has_driver(c: &Campaign, bug: &BugRow) -> bool {
     c.store.program(bug.program).is_ok_and(|p| stored::driver_path(c, &p).is_file())
 }
 

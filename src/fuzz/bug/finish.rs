@@ -15,6 +15,7 @@ use crate::fuzz::bug::interesting::{Baseline, Interesting, FILLS};
 use crate::fuzz::bug::issue::{
     issue_text, lead_readme_with, outside_production, readme_section, Bisected, Findings, UndefinedFrom,
 };
+use crate::fuzz::bug::lit_test;
 use crate::fuzz::bug::reduce_ir::{llvm_reduce_for, reduce_ir, IrReduction};
 use crate::fuzz::bug::stale_loop::StaleLoop;
 use crate::fuzz::bug::suspects::localize;
@@ -92,6 +93,7 @@ pub(in crate::fuzz) fn finish_bug(c: &mut Campaign, bug: &BugRow) -> Result<()> 
     findings.production_only = outside_production(c, findings.pipeline(bug)).map(|o| o.is_empty());
     if serde_json::to_value(&findings)? != before || !folder.join("ISSUE.md").is_file() {
         findings.write(&folder)?;
+        write_lit_test(c, bug, kind, &folder, &file, findings.pipeline(bug), findings.culprit(bug))?;
         let title = format!("# {} in `{}`", bug.kind, findings.culprit(bug));
         lead_readme_with(&folder, &title, &readme_section(c, bug, &findings, &program))?;
         std::fs::write(folder.join("ISSUE.md"), issue_text(c, bug, &findings, &folder, &program))?;
@@ -332,4 +334,25 @@ fn llvms(c: &Campaign) -> (Vec<Llvm>, Vec<(PathBuf, String)>) {
 /// An `--also-opt`, its errors named so.
 pub(in crate::fuzz) fn locate_also(path: &Path) -> Result<ExternalOpt> {
     ExternalOpt::locate(path).map_err(|e| anyhow::anyhow!("{}", format!("{e:#}").replacen("--opt ", "--also-opt ", 1)))
+}
+
+/// `test.ll` and `lit.cfg` in `folder`, from the reproducer `file` when it is text IR.
+fn write_lit_test(
+    c: &Campaign,
+    bug: &BugRow,
+    kind: FailureKind,
+    folder: &Path,
+    file: &Path,
+    pipeline: &str,
+    culprit: &str,
+) -> Result<()> {
+    let Ok(ir) = std::fs::read_to_string(file) else { return Ok(()) };
+    let what = format!("ctos bug {}: {} in {culprit} ({})", bug.dir, bug.kind, bug.signature);
+    let header = lit_test::run_lines(kind, &what, &bugs::opt_line(c, bug, pipeline), bugs::has_driver(c, bug));
+    let opt = match c.llvm.external() {
+        Some(o) => o.opt.clone(),
+        None => crate::llvm::linked_opt(),
+    };
+    lit_test::write(folder, header, &ir, &opt)?;
+    Ok(())
 }

@@ -424,6 +424,12 @@ pub fn issue_text(c: &Campaign, bug: &BugRow, findings: &Findings, folder: &Path
         }
         text.push('\n');
     }
+    if let Some(test) = super::lit_test::quoted(folder) {
+        text.push_str(&format!(
+            "## Regression test\n\n`{}` in the bug folder is the reproducer as a lit test (`lit -v .` there):\n\n```llvm\n{test}```\n\n",
+            super::lit_test::TEST_FILE
+        ));
+    }
     if let Some(s) = &findings.suspects {
         text.push_str("## Where to look\n\n");
         text.push_str(&suspects_lines(s, &s.portable_command()));

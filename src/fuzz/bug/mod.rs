@@ -11,6 +11,7 @@ pub(in crate::fuzz) mod finish;
 pub(in crate::fuzz) mod fires;
 pub mod interesting;
 pub(in crate::fuzz) mod issue;
+pub mod lit_test;
 pub(in crate::fuzz) mod reduce_ir;
 pub(in crate::fuzz) mod stale_loop;
 pub(in crate::fuzz) mod suspects;
