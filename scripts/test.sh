@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test suite, against the real LLVM 22 (default build) and LLVM 19 (feature llvm19).
-# Needs ../shared beside the checkout (the development bugs) and scripts/setup.sh done.
+# Needs scripts/setup.sh done; nothing beside the checkout (tests/data/bugs holds the bug folders).
 # Every test binary of both builds runs even when one fails, so one run shows all that broke.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -92,8 +92,8 @@ fn parse_of_render_is_identity_on_random_sequences() {
 fn default_o3_expansion_round_trips_as_a_tree() {
     let c = catalog();
     // What `opt -passes=default<O3> -print-pipeline-passes` printed for LLVM 19 (bench 140481).
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/bench/bugs/140481/seq_expanded.v19.txt");
-    let text = std::fs::read_to_string(path).expect("../shared beside the checkout");
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bugs/140481/seq_expanded.v19.txt");
+    let text = std::fs::read_to_string(path).expect(path);
     let seq = Sequence::parse(text.trim(), &c).unwrap();
     assert!(!seq.is_flat());
     let rendered = seq.render(&c).unwrap();

@@ -9,8 +9,8 @@ fn root() -> PathBuf {
 }
 
 fn bench(id: &str, file: &str) -> String {
-    let path = root().join("../shared/bench/bugs").join(id).join(file);
-    assert!(path.exists(), "{} is missing: ../shared must sit beside the checkout", path.display());
+    let path = root().join("tests/data/bugs").join(id).join(file);
+    assert!(path.exists(), "{} is missing from the checkout", path.display());
     path.display().to_string()
 }
 

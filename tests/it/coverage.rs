@@ -166,7 +166,7 @@ fn coverage_changes_no_outcome_and_no_optimized_ir() {
         (0..12).map(|_| ctos::seq::random::random_flat(&mut rng, &passes, 20).render(&catalog).unwrap()).collect();
     pipelines
         .extend(["default<O2>", "function(sroa,trigger-crash-function)", "function(loop(licm))"].map(String::from));
-    let slp = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/bugs/191714/repro.ll");
+    let slp = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/bugs/191714/repro.ll");
     let mut programs = vec![csmith(), IrModule::load(&slp, &CFrontend::default(), &TargetSpec::default()).unwrap()];
     let seen = |r: &Run| (r.outcome, r.ir_hash);
     ctos::coverage::disarm();

@@ -104,7 +104,7 @@ fn a_known_failure_is_found_reduced_to_its_pass_and_reported_once() {
     let work = tempfile::tempdir().unwrap();
     let programs = work.path().join("programs");
     std::fs::create_dir(&programs).unwrap();
-    let bug = root().join("../shared/bench/bugs/191714/repro.ll");
+    let bug = root().join("tests/data/bugs/191714/repro.ll");
     std::fs::copy(&bug, programs.join("slp.ll")).unwrap();
     std::fs::copy(root().join("examples/sum.c"), programs.join("sum.c")).unwrap();
     let sequences = work.path().join("sequences.txt");

@@ -6,8 +6,8 @@ use std::process::Command;
 use serde_json::Value;
 
 fn bug(id: &str, file: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/bugs").join(id).join(file);
-    assert!(path.exists(), "{} is missing: ../shared must sit beside the checkout", path.display());
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/bugs").join(id).join(file);
+    assert!(path.exists(), "{} is missing from the checkout", path.display());
     path.display().to_string()
 }
 
@@ -369,7 +369,7 @@ mod llvm22 {
     #[test]
     fn eval_reports_where_the_fix_functions_rank_by_class() {
         let bench = PathBuf::from(data_bug("215453")).parent().unwrap().display().to_string();
-        let out = locseq(&["eval", &bench, "--max-evals", "40", "--json"]);
+        let out = locseq(&["eval", &bench, "--bug", "215453", "--max-evals", "40", "--json"]);
         assert_eq!(out.code, 0, "{}", out.stderr);
         let lines = records(&out);
         let bug = lines.iter().find(|l| l["type"] == "bug").unwrap();
@@ -385,7 +385,7 @@ mod llvm22 {
             assert!(figures["top10"].as_u64() <= Some(1), "{functions}");
         }
         assert_eq!(functions["rules"].as_array().unwrap().len(), by_rule.len());
-        let table = locseq(&["eval", &bench, "--max-evals", "40"]);
+        let table = locseq(&["eval", &bench, "--bug", "215453", "--max-evals", "40"]);
         assert_eq!(table.code, 0, "{}", table.stderr);
         assert!(table.stdout.contains("functions, cga (1 bugs name their fix functions"), "{}", table.stdout);
         let row = format!("{} ", attempt["fix_class"].as_str().unwrap());

@@ -12,12 +12,12 @@ use super::ir::{ir_text_of, IrMutator, RULES_PER_CLASS};
 use super::{Mutator, RuleClass};
 use crate::llvm::{IrModule, TargetSpec};
 
-const BUGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/bench/bugs");
+const BUGS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bugs");
 
 /// `repro.ll`, `repro.v22.ll` and `driver.ll` of every benchmark bug that this LLVM reads.
 fn bench_programs() -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let Ok(dirs) = std::fs::read_dir(BUGS) else { return out };
+    let dirs = std::fs::read_dir(BUGS).unwrap_or_else(|e| panic!("{BUGS}: {e}"));
     let mut dirs: Vec<PathBuf> = dirs.filter_map(|d| d.ok().map(|d| d.path())).collect();
     dirs.sort();
     for dir in dirs {

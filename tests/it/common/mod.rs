@@ -11,10 +11,10 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A file of a development bug in ../shared/bench.
+/// A file of a development bug, as tests/data/bugs keeps it (copied from ../shared/bench).
 pub fn bug(id: &str, file: &str) -> String {
-    let path = root().join("../shared/bench/bugs").join(id).join(file);
-    assert!(path.exists(), "{} is missing: ../shared must sit beside the checkout", path.display());
+    let path = root().join("tests/data/bugs").join(id).join(file);
+    assert!(path.exists(), "{} is missing from the checkout", path.display());
     path.display().to_string()
 }
 
