@@ -10,6 +10,8 @@ fn readme_commands() -> Vec<(String, String, Vec<String>, String)> {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let mut lines: Vec<String> = Vec::new();
     let mut in_block = false;
+    // Prose between code blocks, whose inline code may run over a line break.
+    let mut prose = String::new();
     for line in text.lines() {
         if line.trim_start().starts_with("```") {
             in_block = !in_block;
@@ -18,9 +20,11 @@ fn readme_commands() -> Vec<(String, String, Vec<String>, String)> {
         if in_block {
             lines.push(line.trim().trim_start_matches("$ ").to_string());
         } else {
-            lines.extend(line.split('`').skip(1).step_by(2).map(str::to_string));
+            prose.push_str(line);
+            prose.push(' ');
         }
     }
+    lines.extend(prose.split('`').skip(1).step_by(2).map(str::to_string));
     let mut commands = Vec::new();
     for line in lines {
         let words: Vec<&str> = line.split_whitespace().collect();
