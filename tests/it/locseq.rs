@@ -5,8 +5,13 @@ use std::process::Command;
 
 use serde_json::Value;
 
+/// A bug folder of tests/data/bugs (the format of the development bench), by its issue number.
+fn bug_dir(id: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/bugs").join(id)
+}
+
 fn bug(id: &str, file: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/bugs").join(id).join(file);
+    let path = bug_dir(id).join(file);
     assert!(path.exists(), "{} is missing from the checkout", path.display());
     path.display().to_string()
 }
@@ -194,11 +199,6 @@ fn bad_oracles_and_options_are_clear_errors() {
 mod llvm22 {
     use super::*;
 
-    /// A bug folder of tests/data/bugs (the format of shared/bench), by its issue number.
-    fn data_bug(id: &str) -> String {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/bugs").join(id).display().to_string()
-    }
-
     /// `isolate` on bench bug 191714, with the SLP threshold it needs.
     fn isolate_191714(extra: &[&str]) -> Value {
         let files = [bug("191714", "seq.txt"), bug("191714", "repro.ll")];
@@ -346,7 +346,7 @@ mod llvm22 {
     /// masked load placed after the store, and the page names the code that visit ran.
     #[test]
     fn the_instcombine_visit_after_which_215453_miscompiles_is_named_with_the_load_it_moved() {
-        let folder = data_bug("215453");
+        let folder = bug_dir("215453").display().to_string();
         let report = isolate(&[folder.as_str(), "--max-evals", "40"]);
         let t = &report["isolation"]["transformation"];
         assert_eq!((&t["counter"], &t["function"]), (&"instcombine-visit".into(), &"swap".into()), "{t}");
@@ -368,7 +368,7 @@ mod llvm22 {
     /// gets function-level figures: by class, held out, and per rule.
     #[test]
     fn eval_reports_where_the_fix_functions_rank_by_class() {
-        let bench = PathBuf::from(data_bug("215453")).parent().unwrap().display().to_string();
+        let bench = bug_dir("215453").parent().unwrap().display().to_string();
         let out = locseq(&["eval", &bench, "--bug", "215453", "--max-evals", "40", "--json"]);
         assert_eq!(out.code, 0, "{}", out.stderr);
         let lines = records(&out);

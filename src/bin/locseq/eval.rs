@@ -326,14 +326,9 @@ fn print_functions(strategy: &str, f: &FunctionSummary) -> std::io::Result<()> {
     ctos::outln!("chosen on all bugs: {} (the default: {})", f.chosen, FunctionRule::DEFAULT.name())?;
     let without: Vec<String> = f.chosen_without.iter().map(|(bug, rule)| format!("{bug}: {rule}")).collect();
     ctos::outln!("chosen without each bug: {}", without.join("; "))?;
-    let ranks: Vec<String> = f
-        .bugs
-        .iter()
-        .map(|b| {
-            let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
-            let default = FunctionRule::all().iter().position(|r| *r == FunctionRule::DEFAULT).unwrap_or(0);
-            format!("{} {}/{}", b.bug, rank(b.by_rule[default]), rank(b.listed))
-        })
-        .collect();
+    let default = FunctionRule::all().iter().position(|r| *r == FunctionRule::DEFAULT).unwrap_or(0);
+    let rank = |r: Option<usize>| r.map_or("-".to_string(), |r| r.to_string());
+    let ranks: Vec<String> =
+        f.bugs.iter().map(|b| format!("{} {}/{}", b.bug, rank(b.by_rule[default]), rank(b.listed))).collect();
     ctos::outln!("per bug (ranking/listed before): {}", ranks.join(", "))
 }

@@ -353,6 +353,5 @@ fn write_lit_test(
         Some(o) => o.opt.clone(),
         None => crate::llvm::linked_opt(),
     };
-    lit_test::write(folder, header, &ir, &opt)?;
-    Ok(())
+    lit_test::write(folder, header, &ir, &opt)
 }

@@ -72,16 +72,16 @@ pub fn lit_cfg(name: &str, opt: &Path) -> String {
     )
 }
 
-/// Write `test.ll` and `lit.cfg` into `folder` from the reproducer `ir` (text IR); whether
-/// they were written (see [`run_lines`]).
-pub fn write(folder: &Path, header: Option<String>, ir: &str, opt: &Path) -> Result<bool> {
-    let Some(header) = header else { return Ok(false) };
+/// Write `test.ll` and `lit.cfg` into `folder` from the reproducer `ir` (text IR), when
+/// there is a `header` (see [`run_lines`]).
+pub fn write(folder: &Path, header: Option<String>, ir: &str, opt: &Path) -> Result<()> {
+    let Some(header) = header else { return Ok(()) };
     let name = folder.file_name().map_or_else(|| "bug".to_string(), |n| n.to_string_lossy().into_owned());
     let test = folder.join(TEST_FILE);
     std::fs::write(&test, format!("{header}{}", without_directives(ir)))
         .with_context(|| format!("cannot write {}", test.display()))?;
     std::fs::write(folder.join("lit.cfg"), lit_cfg(&name, opt))?;
-    Ok(true)
+    Ok(())
 }
 
 /// The header of a folder's `test.ll`, to quote in its report.

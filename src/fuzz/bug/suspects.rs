@@ -142,12 +142,11 @@ mod tests {
     /// them; the folder's README keeps the command as it ran here.
     #[test]
     fn the_command_for_a_report_names_the_folder_and_opt_as_anyone_has_them() {
-        let folder = Path::new("/home/me/camp/bugs/0001-crash-gvn");
-        let s = localize(folder, Duration::from_secs(30), 2, 7, Some(Path::new("/opt/llvm 23/bin/opt")));
+        // Nothing is read there: the folder only names the command's argument.
+        let folder = std::env::temp_dir().join("camp/bugs/0001-crash-gvn");
+        let s = localize(&folder, Duration::from_secs(30), 2, 7, Some(Path::new("/opt/llvm 23/bin/opt")));
         assert_eq!(s.portable_command(), "locseq isolate 0001-crash-gvn --time 30s -j 2 --seed 7 --opt opt");
-        assert_eq!(
-            s.command,
-            "locseq isolate /home/me/camp/bugs/0001-crash-gvn --time 30s -j 2 --seed 7 --opt '/opt/llvm 23/bin/opt'"
-        );
+        let here = crate::output::shell_quote(&folder.display().to_string());
+        assert_eq!(s.command, format!("locseq isolate {here} --time 30s -j 2 --seed 7 --opt '/opt/llvm 23/bin/opt'"));
     }
 }

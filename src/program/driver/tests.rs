@@ -134,8 +134,7 @@ fn a_read_of_memory_never_written_is_dropped() {
 #[cfg(feature = "llvm19")]
 #[test]
 fn dev_bug_121584s_function_alone_shows_its_miscompilation_through_a_generated_driver() {
-    let ir =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bugs/121584/repro.ll")).unwrap();
+    let ir = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bugs/121584/repro.ll")).unwrap();
     let (driver, _) = driver_for(&ir);
     let (before, after) = (output_after(&ir, &driver, ""), output_after(&ir, &driver, "instcombine"));
     let line = |out: &str| out.lines().find(|l| l.contains("(i8 -1)")).map(str::to_string);

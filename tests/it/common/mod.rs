@@ -11,7 +11,7 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A file of a development bug, as tests/data/bugs keeps it (copied from ../shared/bench).
+/// A file of a development bug, as tests/data/bugs keeps it (copied from the bench).
 pub fn bug(id: &str, file: &str) -> String {
     let path = root().join("tests/data/bugs").join(id).join(file);
     assert!(path.exists(), "{} is missing from the checkout", path.display());
